@@ -1,0 +1,9 @@
+// Placeholder until the many-source CUDA engines land (issue 4).
+#include "gpu_engines.hpp"
+
+namespace gpu_routing::gpu {
+const std::vector<EngineInfo>& apsp_engines() {
+  static const std::vector<EngineInfo> none;
+  return none;
+}
+}  // namespace gpu_routing::gpu

@@ -1,0 +1,102 @@
+// Plain C++17 foundation shared by the core, the CUDA engines and the PostgreSQL layer:
+// error type with a SQL-state class, cancellation, memory budgeting and timing.
+#pragma once
+
+#ifdef POSTGRES_H
+#error "src/core is plain C++: include it before postgres.h, never after"
+#endif
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace gpu_routing {
+
+using VertexIndex = std::int32_t;  // dense vertex index, 0 .. vertex_count - 1
+using ArcIndex = std::int32_t;     // index of a directed arc inside a CSR graph
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr VertexIndex kNoVertex = -1;
+constexpr ArcIndex kNoArc = -1;
+
+// What kind of failure an error is; the PostgreSQL layer maps each to a SQLSTATE.
+enum class ErrorKind {
+  kInvalidParameter,   // 22023 invalid_parameter_value
+  kDataException,      // 22000 data_exception (bad values in the edges)
+  kOutOfMemory,        // 53200 out_of_memory (gpu_routing.max_memory or device memory)
+  kNoDevice,           // 55000 object_not_in_prerequisite_state (GPU asked for, none usable)
+  kProgramLimit,       // 54000 program_limit_exceeded (more vertices/arcs than int32 indices)
+  kInternal,           // XX000 internal_error
+};
+
+class RoutingError : public std::runtime_error {
+ public:
+  RoutingError(ErrorKind kind, const std::string& message, std::string hint = {})
+      : std::runtime_error(message), kind_(kind), hint_(std::move(hint)) {}
+  ErrorKind kind() const { return kind_; }
+  const std::string& hint() const { return hint_; }
+
+ private:
+  ErrorKind kind_;
+  std::string hint_;
+};
+
+// Thrown by long computations when the session asked to stop (cancel, statement_timeout,
+// terminate). The PostgreSQL layer lets destructors run, then raises the pending interrupt.
+class Cancelled : public std::exception {
+ public:
+  const char* what() const noexcept override { return "gpu_routing computation cancelled"; }
+};
+
+// Polled between batches of work. The poll function must be safe to call from any thread:
+// the PostgreSQL layer passes one that only reads volatile interrupt flags.
+class CancelToken {
+ public:
+  using Poll = bool (*)();
+  CancelToken() = default;
+  explicit CancelToken(Poll poll) : poll_(poll) {}
+  bool requested() const { return poll_ != nullptr && poll_(); }
+  void throw_if_requested() const {
+    if (requested()) throw Cancelled();
+  }
+
+ private:
+  Poll poll_ = nullptr;
+};
+
+// Refuses work whose buffers would exceed gpu_routing.max_memory, before allocating them.
+class MemoryBudget {
+ public:
+  MemoryBudget() = default;
+  explicit MemoryBudget(std::size_t limit_bytes) : limit_bytes_(limit_bytes) {}
+  std::size_t limit_bytes() const { return limit_bytes_; }
+  // Throws kOutOfMemory naming `what` and the size when needed_bytes > limit.
+  void require(std::size_t needed_bytes, const std::string& what) const;
+
+ private:
+  std::size_t limit_bytes_ = std::numeric_limits<std::size_t>::max();
+};
+
+std::string format_bytes(std::size_t bytes);  // "1.5 GB", "12 MB", "300 kB"
+
+// Saturating multiply-add helpers for size estimates that must not wrap around.
+std::size_t saturating_multiply(std::size_t a, std::size_t b);
+std::size_t saturating_add(std::size_t a, std::size_t b);
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double elapsed_ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+        .count();
+  }
+  void restart() { start_ = std::chrono::steady_clock::now(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace gpu_routing

@@ -1,0 +1,170 @@
+// The CPU engines (OpenMP): Dijkstra per source, and Floyd-Warshall (blocked and naive) on the
+// dense matrix.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+#include "apsp_floyd_warshall.hpp"
+#include "engine.hpp"
+#include "parallel.hpp"
+#include "predecessors.hpp"
+#include "sssp_dijkstra.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace gpu_routing {
+
+namespace {
+
+std::string cpu_device_name(int threads) {
+  return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// Runs body(i, thread) for i in [0, count) on `threads` OpenMP threads; the first exception
+// thrown by any iteration (Cancelled included) is rethrown on the calling thread after the loop.
+template <typename Body>
+void parallel_for_each(int count, int threads, Body&& body) {
+  std::exception_ptr failure;
+  bool failed = false;
+  prepare_worker_threads(threads);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int i = 0; i < count; ++i) {
+    bool skip;
+#pragma omp atomic read
+    skip = failed;
+    if (skip) continue;
+    try {
+#ifdef _OPENMP
+      body(i, omp_get_thread_num());
+#else
+      body(i, 0);
+#endif
+    } catch (...) {
+#pragma omp critical(gpu_routing_failure)
+      {
+        if (!failure) failure = std::current_exception();
+      }
+#pragma omp atomic write
+      failed = true;
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+class CpuDijkstraEngine final : public ShortestPathEngine {
+ public:
+  CpuDijkstraEngine(const Graph& graph, const EngineOptions& options)
+      : ShortestPathEngine(graph, options), threads_(resolve_thread_count(options.threads)) {
+    report_.device_name = cpu_device_name(threads_);
+  }
+  const char* name() const override { return "dijkstra"; }
+  Device device() const override { return Device::kCpu; }
+  int preferred_batch_size() const override { return std::max(1, threads_ * 8); }
+
+  void solve(const SolveRequest& request) override {
+    Stopwatch watch;
+    const VertexIndex n = graph_.vertex_count();
+    const int workers = std::max(1, std::min(threads_, request.source_count));
+    while (static_cast<int>(workspaces_.size()) < workers)
+      workspaces_.push_back(std::make_unique<DijkstraWorkspace>(n));
+    std::vector<std::int64_t> settled(static_cast<std::size_t>(workers), 0);
+    parallel_for_each(request.source_count, workers, [&](int i, int thread) {
+      double* row = request.distances + static_cast<std::size_t>(i) * n;
+      settled[static_cast<std::size_t>(thread)] += workspaces_[static_cast<std::size_t>(thread)]->run(
+          graph_.forward, request.sources[i], row, request.targets, request.target_count,
+          options_.cancel);
+      if (request.predecessor_arcs != nullptr && request.source_count > 1)
+        compute_predecessors(graph_.reverse, row, request.sources[i],
+                             request.predecessor_arcs + static_cast<std::size_t>(i) * n);
+    });
+    if (request.predecessor_arcs != nullptr && request.source_count == 1) {
+      fill_predecessors_on_host(request);
+    }
+    for (auto s : settled) report_.rounds += s;
+    report_.compute_ms += watch.elapsed_ms();
+  }
+
+ private:
+  int threads_;
+  std::vector<std::unique_ptr<DijkstraWorkspace>> workspaces_;
+};
+
+// Dense engines close the whole matrix on the first solve() and copy rows out afterwards.
+class CpuFloydWarshallEngine final : public ShortestPathEngine {
+ public:
+  CpuFloydWarshallEngine(const Graph& graph, const EngineOptions& options, bool blocked)
+      : ShortestPathEngine(graph, options),
+        threads_(resolve_thread_count(options.threads)),
+        blocked_(blocked) {
+    report_.device_name = cpu_device_name(threads_);
+  }
+  const char* name() const override { return blocked_ ? "blocked_fw" : "floyd_warshall"; }
+  Device device() const override { return Device::kCpu; }
+  int preferred_batch_size() const override { return std::max<VertexIndex>(1, graph_.vertex_count()); }
+
+  void solve(const SolveRequest& request) override {
+    Stopwatch watch;
+    if (!closed_) {
+      int tile = blocked_ ? kCpuFloydWarshallTile : 1;
+      matrix_ = build_dense_matrix(graph_.forward, tile);
+      if (blocked_)
+        floyd_warshall_blocked(matrix_, tile, threads_, options_.cancel);
+      else
+        floyd_warshall_naive(matrix_, threads_, options_.cancel);
+      closed_ = true;
+    }
+    const VertexIndex n = graph_.vertex_count();
+    for (int i = 0; i < request.source_count; ++i)
+      std::memcpy(request.distances + static_cast<std::size_t>(i) * n,
+                  matrix_.row(request.sources[i]), sizeof(double) * static_cast<std::size_t>(n));
+    report_.compute_ms += watch.elapsed_ms();
+    if (request.predecessor_arcs != nullptr) fill_predecessors_on_host(request);
+  }
+
+ private:
+  int threads_;
+  bool blocked_;
+  bool closed_ = false;
+  DenseDistanceMatrix matrix_;
+};
+
+std::size_t dijkstra_bytes(const Graph& graph, int batch) {
+  std::size_t per_thread = static_cast<std::size_t>(graph.vertex_count()) * (sizeof(std::int32_t) + 1 + 16);
+  return saturating_multiply(per_thread, static_cast<std::size_t>(std::max(1, std::min(batch, 256))));
+}
+
+std::size_t blocked_fw_bytes(const Graph& graph, int) {
+  return dense_matrix_bytes(graph.vertex_count(), kCpuFloydWarshallTile);
+}
+
+std::size_t naive_fw_bytes(const Graph& graph, int) { return dense_matrix_bytes(graph.vertex_count(), 1); }
+
+}  // namespace
+
+const std::vector<EngineInfo>& cpu_engine_table() {
+  static const std::vector<EngineInfo> table = {
+      {"dijkstra", Device::kCpu, true, true, false,
+       "Dijkstra with an indexed 4-ary heap; many sources run in parallel, one per thread",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuDijkstraEngine>(g, o);
+       },
+       dijkstra_bytes},
+      {"blocked_fw", Device::kCpu, false, true, true,
+       "cache-blocked, vectorised three-phase Floyd-Warshall on the dense matrix (seed 002)",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuFloydWarshallEngine>(g, o, true);
+       },
+       blocked_fw_bytes},
+      {"floyd_warshall", Device::kCpu, false, true, true,
+       "the textbook Floyd-Warshall, one parallel sweep per k",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuFloydWarshallEngine>(g, o, false);
+       },
+       naive_fw_bytes},
+  };
+  return table;
+}
+
+}  // namespace gpu_routing

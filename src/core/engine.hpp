@@ -1,0 +1,110 @@
+// The engine interface every shortest-path engine implements, CPU (OpenMP) and GPU (CUDA) alike,
+// and the table the SQL settings select engines from by name.
+//
+// An engine answers "distances from these sources to every vertex". Predecessors are not an engine
+// matter: they follow from distances by one rule (predecessors.hpp), so every engine gives the same
+// paths. An engine may compute them itself (a GPU kernel applying the same rule) by overriding
+// solve() to fill predecessor_arcs; the default does it on the host.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "graph.hpp"
+
+namespace gpu_routing {
+
+enum class Device { kCpu, kGpu };
+const char* device_label(Device device);  // "cpu" / "gpu"
+
+struct EngineOptions {
+  int threads = 0;     // OpenMP threads; 0 = every core
+  int block_size = 0;  // CUDA threads per block; 0 = the engine's tuned default
+  int streams = 0;     // CUDA streams for engines that run sources concurrently; 0 = default
+  MemoryBudget budget;
+  CancelToken cancel;
+};
+
+struct SolveRequest {
+  const VertexIndex* sources = nullptr;
+  int source_count = 0;
+  // Optional hint: only these columns of each row will be read. Engines may stop early once they
+  // are final (CPU Dijkstra does); other vertices' entries are then upper bounds, not exact.
+  // Null: every vertex is needed.
+  const VertexIndex* targets = nullptr;
+  int target_count = 0;
+  // Out: source_count rows of vertex_count distances (row i belongs to sources[i]); kInfinity
+  // where unreachable.
+  double* distances = nullptr;
+  // Optional out: source_count rows of vertex_count indices into graph.reverse (the arc by which
+  // the shortest path enters the vertex), kNoArc for the source and for unreachable vertices.
+  // Requires graph.reverse. Never combined with targets.
+  ArcIndex* predecessor_arcs = nullptr;
+};
+
+// What an engine reports about a run, for gpu_routing_last_run().
+struct EngineReport {
+  std::string device_name;  // "CPU, 16 threads" / "NVIDIA H100 80GB HBM3 (device 0)"
+  double transfer_ms = 0;   // host<->device copies (GPU engines)
+  double compute_ms = 0;    // kernels or CPU compute, predecessor pass included
+  std::int64_t rounds = 0;  // iterations of the engine's main loop (summed over sources)
+  std::string notes;        // anything a user should know ("graph is dense: adjacency matrix")
+};
+
+class ShortestPathEngine {
+ public:
+  explicit ShortestPathEngine(const Graph& graph, EngineOptions options)
+      : graph_(graph), options_(std::move(options)) {}
+  virtual ~ShortestPathEngine() = default;
+  ShortestPathEngine(const ShortestPathEngine&) = delete;
+  ShortestPathEngine& operator=(const ShortestPathEngine&) = delete;
+
+  virtual const char* name() const = 0;
+  virtual Device device() const = 0;
+  // Sources per solve() call that keep the engine efficient (32 for a warp-wide multi-source
+  // kernel, the thread count for parallel CPU Dijkstra, every vertex for Floyd-Warshall).
+  virtual int preferred_batch_size() const { return 1; }
+  // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when
+  // options.cancel is raised, RoutingError on failure.
+  virtual void solve(const SolveRequest& request) = 0;
+
+  const EngineReport& report() const { return report_; }
+  const Graph& graph() const { return graph_; }
+  const EngineOptions& options() const { return options_; }
+
+ protected:
+  // The host-side predecessor pass over rows an engine filled with distances.
+  void fill_predecessors_on_host(const SolveRequest& request);
+
+  const Graph& graph_;
+  EngineOptions options_;
+  EngineReport report_;
+};
+
+// One entry of the engine table.
+struct EngineInfo {
+  const char* name;
+  Device device;
+  bool single_source;  // selectable by gpu_routing.sssp_algorithm
+  bool many_source;    // selectable by gpu_routing.apsp_algorithm
+  bool dense;          // works on a V x V matrix (memory grows as V^2)
+  const char* description;
+  std::unique_ptr<ShortestPathEngine> (*create)(const Graph& graph, const EngineOptions& options);
+  // Bytes the engine allocates for `graph` with batches of `batch` sources (host and device).
+  std::size_t (*estimate_bytes)(const Graph& graph, int batch);
+};
+
+// Every engine this build has: the CPU engines, then the GPU engines when built with CUDA.
+const std::vector<EngineInfo>& engine_table();
+const EngineInfo* find_engine(const std::string& name, Device device);
+// Names of the engines (for the settings' documentation and gpu_routing_info()).
+std::vector<std::string> engine_names(bool single_source, bool many_source);
+
+// Defined by src/core/cpu_engines.cpp and by kernels/ (or its stub when built without CUDA).
+const std::vector<EngineInfo>& cpu_engine_table();
+const std::vector<EngineInfo>& gpu_engine_table();
+
+}  // namespace gpu_routing

@@ -1,0 +1,148 @@
+#include "engine_select.hpp"
+
+namespace gpu_routing {
+
+namespace {
+
+std::string known_names(bool many_source) {
+  std::string list;
+  for (const auto& name : engine_names(!many_source, many_source)) {
+    if (!list.empty()) list += ", ";
+    list += name;
+  }
+  return list;
+}
+
+const EngineInfo* find_family_engine(const std::string& name, Device device, bool many_source) {
+  const EngineInfo* info = find_engine(name, device);
+  if (info == nullptr) return nullptr;
+  if (many_source ? !info->many_source : !info->single_source) return nullptr;
+  return info;
+}
+
+bool is_dense(const ProblemShape& shape) {
+  double v = static_cast<double>(shape.vertices);
+  return shape.arcs >= kAutoDenseDensity * v * v;
+}
+
+// auto's choice of algorithm on a device already chosen.
+const char* auto_algorithm(Device device, const ProblemShape& shape, std::string& reason) {
+  if (!shape.many_source) {
+    if (device == Device::kCpu) {
+      reason = "auto: Dijkstra on the CPU";
+      return "dijkstra";
+    }
+    reason = "auto: near-far worklist on the GPU";
+    return "near_far";
+  }
+  const bool dense = is_dense(shape);
+  const VertexIndex dense_limit = device == Device::kCpu ? kAutoDenseMaxVerticesCpu : kAutoDenseMaxVerticesGpu;
+  if (shape.all_pairs && dense && shape.vertices <= dense_limit) {
+    reason = "auto: dense all-pairs, blocked Floyd-Warshall";
+    return "blocked_fw";
+  }
+  if (device == Device::kCpu) {
+    reason = "auto: Dijkstra from each source in parallel";
+    return "dijkstra";
+  }
+  reason = "auto: many sources per launch on the GPU";
+  return "multi_source";
+}
+
+}  // namespace
+
+EngineSelection select_engine(DeviceSetting device, const std::string& algorithm,
+                              const ProblemShape& shape, const gpu::Availability& gpus) {
+  const bool many = shape.many_source;
+  const char* setting = many ? "gpu_routing.apsp_algorithm" : "gpu_routing.sssp_algorithm";
+  EngineSelection selection;
+  const bool is_auto = algorithm.empty() || algorithm == "auto";
+
+  if (!is_auto && engine_names(!many, many).empty())
+    throw RoutingError(ErrorKind::kInternal, "no engines registered");
+  if (!is_auto) {
+    bool known = false;
+    for (const auto& name : engine_names(!many, many)) known = known || name == algorithm;
+    if (!known) {
+      // Name it precisely: an engine of the other family, one this build lacks, or unknown.
+      std::string message = std::string(setting) + " = \"" + algorithm + "\" is not an engine";
+      if (!engine_names(many, !many).empty()) {
+        for (const auto& name : engine_names(many, !many))
+          if (name == algorithm)
+            message = std::string(setting) + " = \"" + algorithm + "\" is a " +
+                      (many ? "single-source" : "many-source") + " engine";
+      }
+      throw RoutingError(ErrorKind::kInvalidParameter, message,
+                         "Engines for " + std::string(setting) + " in this build: auto, " +
+                             known_names(many) + ".");
+    }
+  }
+
+  auto gpu_required = [&](const std::string& what) {
+    if (!gpus.usable)
+      throw RoutingError(ErrorKind::kNoDevice, what + " needs a GPU, but none is usable: " + gpus.reason,
+                         "Set gpu_routing.device = auto or cpu to run on the CPU.");
+  };
+
+  Device chosen;
+  switch (device) {
+    case DeviceSetting::kCpu:
+      chosen = Device::kCpu;
+      break;
+    case DeviceSetting::kGpu:
+      gpu_required("gpu_routing.device = gpu");
+      chosen = Device::kGpu;
+      break;
+    case DeviceSetting::kAuto:
+    default:
+      if (!is_auto) {
+        // A named engine runs where it exists; on the GPU when both have it and one is usable.
+        bool on_cpu = find_family_engine(algorithm, Device::kCpu, many) != nullptr;
+        bool on_gpu = find_family_engine(algorithm, Device::kGpu, many) != nullptr;
+        if (on_gpu && (gpus.usable || !on_cpu)) {
+          gpu_required(std::string(setting) + " = \"" + algorithm + "\"");
+          chosen = Device::kGpu;
+        } else {
+          chosen = Device::kCpu;
+        }
+      } else if (!gpus.usable) {
+        chosen = Device::kCpu;
+        selection.reason = "no usable GPU (" + gpus.reason + "); ";
+      } else if (!many && shape.vertices < kAutoGpuMinVertices) {
+        chosen = Device::kCpu;
+        selection.reason = "graph below " + std::to_string(kAutoGpuMinVertices) +
+                           " vertices, the CPU is faster; ";
+      } else {
+        chosen = Device::kGpu;
+      }
+      break;
+  }
+
+  std::string name = algorithm;
+  if (is_auto) {
+    std::string why;
+    name = auto_algorithm(chosen, shape, why);
+    selection.reason += why;
+    // A GPU engine the build lacks (work in progress) falls back to the device's others.
+    if (find_family_engine(name, chosen, many) == nullptr) {
+      for (const auto& info : engine_table())
+        if (info.device == chosen && (many ? info.many_source : info.single_source)) {
+          name = info.name;
+          break;
+        }
+    }
+  } else {
+    selection.reason += std::string(setting) + " = " + algorithm;
+  }
+  selection.engine = find_family_engine(name, chosen, many);
+  if (selection.engine == nullptr)
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       std::string(setting) + " = \"" + name + "\" does not run on the " +
+                           (chosen == Device::kCpu ? "CPU" : "GPU"),
+                       chosen == Device::kCpu
+                           ? "It is a GPU engine: set gpu_routing.device = gpu or auto."
+                           : "It is a CPU engine: set gpu_routing.device = cpu or auto.");
+  return selection;
+}
+
+}  // namespace gpu_routing

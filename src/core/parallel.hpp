@@ -1,0 +1,37 @@
+// OpenMP inside a PostgreSQL backend: worker threads must never run PostgreSQL's signal handlers
+// (they touch backend globals and the latch), so the pool is started with every signal blocked
+// and the workers inherit that mask; signals keep reaching the backend's main thread.
+#pragma once
+
+namespace gpu_routing {
+
+// Threads to use for `requested` (0 = every core).
+int resolve_thread_count(int requested);
+
+// Starts (or grows) the OpenMP pool to `threads` with signals blocked in the new workers.
+// Call on the backend's main thread before a parallel region. Cheap when the pool exists.
+void prepare_worker_threads(int threads);
+
+// Runs fn() with every signal blocked in the calling thread, restoring the mask afterwards:
+// for libraries that start helper threads (the CUDA runtime does).
+template <typename Fn>
+void with_signals_blocked(Fn&& fn);
+
+class SignalBlock {
+ public:
+  SignalBlock();
+  ~SignalBlock();
+  SignalBlock(const SignalBlock&) = delete;
+  SignalBlock& operator=(const SignalBlock&) = delete;
+
+ private:
+  unsigned long saved_[16];  // room for a sigset_t without including <signal.h> here
+};
+
+template <typename Fn>
+void with_signals_blocked(Fn&& fn) {
+  SignalBlock block;
+  fn();
+}
+
+}  // namespace gpu_routing

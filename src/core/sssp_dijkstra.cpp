@@ -1,0 +1,174 @@
+#include "sssp_dijkstra.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+namespace gpu_routing {
+
+namespace {
+constexpr std::int32_t kArity = 4;
+constexpr std::int64_t kCancelCheckInterval = 1 << 16;  // settled vertices between cancel checks
+}  // namespace
+
+DijkstraWorkspace::DijkstraWorkspace(VertexIndex vertex_count)
+    : slot_of_(static_cast<std::size_t>(vertex_count), -1),
+      is_target_(static_cast<std::size_t>(vertex_count), 0) {
+  heap_keys_.reserve(1024);
+  heap_vertices_.reserve(1024);
+}
+
+void DijkstraWorkspace::sift_up(std::int32_t slot) {
+  const double key = heap_keys_[static_cast<std::size_t>(slot)];
+  const VertexIndex vertex = heap_vertices_[static_cast<std::size_t>(slot)];
+  while (slot > 0) {
+    std::int32_t parent = (slot - 1) / kArity;
+    if (heap_keys_[static_cast<std::size_t>(parent)] <= key) break;
+    heap_keys_[static_cast<std::size_t>(slot)] = heap_keys_[static_cast<std::size_t>(parent)];
+    heap_vertices_[static_cast<std::size_t>(slot)] = heap_vertices_[static_cast<std::size_t>(parent)];
+    slot_of_[static_cast<std::size_t>(heap_vertices_[static_cast<std::size_t>(slot)])] = slot;
+    slot = parent;
+  }
+  heap_keys_[static_cast<std::size_t>(slot)] = key;
+  heap_vertices_[static_cast<std::size_t>(slot)] = vertex;
+  slot_of_[static_cast<std::size_t>(vertex)] = slot;
+}
+
+void DijkstraWorkspace::sift_down(std::int32_t slot) {
+  const std::int32_t size = static_cast<std::int32_t>(heap_keys_.size());
+  const double key = heap_keys_[static_cast<std::size_t>(slot)];
+  const VertexIndex vertex = heap_vertices_[static_cast<std::size_t>(slot)];
+  while (true) {
+    std::int32_t first_child = slot * kArity + 1;
+    if (first_child >= size) break;
+    std::int32_t last_child = std::min(first_child + kArity, size);
+    std::int32_t best = first_child;
+    double best_key = heap_keys_[static_cast<std::size_t>(first_child)];
+    for (std::int32_t c = first_child + 1; c < last_child; ++c) {
+      double k = heap_keys_[static_cast<std::size_t>(c)];
+      if (k < best_key) {
+        best_key = k;
+        best = c;
+      }
+    }
+    if (best_key >= key) break;
+    heap_keys_[static_cast<std::size_t>(slot)] = best_key;
+    heap_vertices_[static_cast<std::size_t>(slot)] = heap_vertices_[static_cast<std::size_t>(best)];
+    slot_of_[static_cast<std::size_t>(heap_vertices_[static_cast<std::size_t>(slot)])] = slot;
+    slot = best;
+  }
+  heap_keys_[static_cast<std::size_t>(slot)] = key;
+  heap_vertices_[static_cast<std::size_t>(slot)] = vertex;
+  slot_of_[static_cast<std::size_t>(vertex)] = slot;
+}
+
+void DijkstraWorkspace::push_or_decrease(VertexIndex v, double key) {
+  std::int32_t slot = slot_of_[static_cast<std::size_t>(v)];
+  if (slot < 0) {
+    heap_keys_.push_back(key);
+    heap_vertices_.push_back(v);
+    slot = static_cast<std::int32_t>(heap_keys_.size()) - 1;
+  } else {
+    heap_keys_[static_cast<std::size_t>(slot)] = key;
+  }
+  sift_up(slot);
+}
+
+VertexIndex DijkstraWorkspace::pop_min() {
+  VertexIndex top = heap_vertices_[0];
+  slot_of_[static_cast<std::size_t>(top)] = -1;
+  double last_key = heap_keys_.back();
+  VertexIndex last_vertex = heap_vertices_.back();
+  heap_keys_.pop_back();
+  heap_vertices_.pop_back();
+  if (!heap_keys_.empty()) {
+    heap_keys_[0] = last_key;
+    heap_vertices_[0] = last_vertex;
+    sift_down(0);
+  }
+  return top;
+}
+
+std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, double* distances,
+                                    const VertexIndex* targets, int target_count,
+                                    const CancelToken& cancel) {
+  cancel.throw_if_requested();
+  const VertexIndex n = graph.vertex_count;
+  std::fill(distances, distances + n, kInfinity);
+  heap_keys_.clear();
+  heap_vertices_.clear();
+  int targets_left = 0;
+  if (targets != nullptr) {
+    for (int i = 0; i < target_count; ++i) {
+      char& mark = is_target_[static_cast<std::size_t>(targets[i])];
+      if (!mark) {
+        mark = 1;
+        ++targets_left;
+      }
+    }
+  }
+  const bool stop_early = targets != nullptr;
+  double stop_distance = kInfinity;
+
+  distances[source] = 0.0;
+  push_or_decrease(source, 0.0);
+  std::int64_t settled = 0;
+  const ArcIndex* offsets = graph.row_offsets.data();
+  const VertexIndex* heads = graph.heads.data();
+  const double* weights = graph.weights.data();
+  while (!heap_keys_.empty()) {
+    if (heap_keys_[0] > stop_distance) break;
+    VertexIndex u = pop_min();
+    ++settled;
+    if ((settled & (kCancelCheckInterval - 1)) == 0 && cancel.requested()) {
+      for (VertexIndex v : heap_vertices_) slot_of_[static_cast<std::size_t>(v)] = -1;
+      if (stop_early)
+        for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+      throw Cancelled();
+    }
+    const double dist_u = distances[u];
+    if (stop_early && is_target_[static_cast<std::size_t>(u)]) {
+      is_target_[static_cast<std::size_t>(u)] = 0;
+      if (--targets_left == 0) stop_distance = dist_u;
+    }
+    for (ArcIndex a = offsets[u]; a < offsets[u + 1]; ++a) {
+      VertexIndex v = heads[a];
+      double candidate = dist_u + weights[a];
+      if (candidate < distances[v]) {
+        distances[v] = candidate;
+        push_or_decrease(v, candidate);
+      }
+    }
+  }
+  // Leave the workspace clean for the next source.
+  for (VertexIndex v : heap_vertices_) slot_of_[static_cast<std::size_t>(v)] = -1;
+  heap_keys_.clear();
+  heap_vertices_.clear();
+  if (stop_early)
+    for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+  return settled;
+}
+
+std::vector<double> reference_dijkstra(const CsrGraph& graph, VertexIndex source) {
+  std::vector<double> distances(static_cast<std::size_t>(graph.vertex_count), kInfinity);
+  using Entry = std::pair<double, VertexIndex>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  distances[static_cast<std::size_t>(source)] = 0.0;
+  queue.emplace(0.0, source);
+  while (!queue.empty()) {
+    auto [dist_u, u] = queue.top();
+    queue.pop();
+    if (dist_u > distances[static_cast<std::size_t>(u)]) continue;
+    for (ArcIndex a = graph.begin(u); a < graph.end(u); ++a) {
+      VertexIndex v = graph.heads[static_cast<std::size_t>(a)];
+      double candidate = dist_u + graph.weights[static_cast<std::size_t>(a)];
+      if (candidate < distances[static_cast<std::size_t>(v)]) {
+        distances[static_cast<std::size_t>(v)] = candidate;
+        queue.emplace(candidate, v);
+      }
+    }
+  }
+  return distances;
+}
+
+}  // namespace gpu_routing

@@ -1,0 +1,278 @@
+// The plain C++ core: id mapping, graph building, Dijkstra, the predecessor rule, and every CPU
+// engine against the reference Dijkstra on hundreds of random graphs.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine.hpp"
+#include "engine_select.hpp"
+#include "predecessors.hpp"
+#include "sssp_dijkstra.hpp"
+#include "test_graphs.hpp"
+
+namespace gpu_routing {
+namespace {
+
+using testing::EdgeTable;
+using testing::RandomGraphSpec;
+
+TEST(IdMap, DenseAndSparseIdsMapInAscendingOrder) {
+  for (bool sparse : {false, true}) {
+    std::vector<std::int64_t> a, b;
+    std::set<std::int64_t> all;
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 5000; ++i) {
+      std::int64_t x = sparse ? static_cast<std::int64_t>(rng()) : static_cast<std::int64_t>(rng() % 3000) - 100;
+      std::int64_t y = sparse ? static_cast<std::int64_t>(rng()) : static_cast<std::int64_t>(rng() % 3000) - 100;
+      a.push_back(x);
+      b.push_back(y);
+      all.insert(x);
+      all.insert(y);
+    }
+    auto ids = sorted_unique_ids(a.data(), b.data(), a.size());
+    EXPECT_EQ(std::vector<std::int64_t>(all.begin(), all.end()), ids);
+  }
+}
+
+TEST(IdMap, ExtremeIds) {
+  std::vector<std::int64_t> a = {std::numeric_limits<std::int64_t>::max(), 0, -1};
+  std::vector<std::int64_t> b = {std::numeric_limits<std::int64_t>::min(), 5, std::numeric_limits<std::int64_t>::max()};
+  auto ids = sorted_unique_ids(a.data(), b.data(), a.size());
+  std::vector<std::int64_t> want = {std::numeric_limits<std::int64_t>::min(), -1, 0, 5, std::numeric_limits<std::int64_t>::max()};
+  EXPECT_EQ(want, ids);
+  IdMap map(ids);
+  EXPECT_EQ(map.find(std::numeric_limits<std::int64_t>::max()), 4);
+  EXPECT_EQ(map.find(3), kNoVertex);
+}
+
+TEST(BuildGraph, DirectedAndUndirectedFollowPgRoutingRules) {
+  EdgeTable t;
+  t.with_reverse = true;
+  t.add(10, 20, 1, -1);   // 10->20 only
+  t.add(20, 30, -1, 2);   // 30->20 only
+  t.add(30, 40, -1, -1);  // nothing: 40 is no vertex
+  t.add(10, 30, std::numeric_limits<double>::infinity(), 5);  // +inf is absent: 30->10 only
+  Graph directed = build_graph(t.view(), true);
+  EXPECT_EQ(directed.vertex_count(), 3);
+  EXPECT_EQ(directed.vertices.find(40), kNoVertex);
+  EXPECT_EQ(directed.arc_count(), 3);
+  Graph undirected = build_graph(t.view(), false);
+  EXPECT_EQ(undirected.arc_count(), 6);
+  auto d = reference_dijkstra(directed.forward, directed.vertices.find(30));
+  EXPECT_EQ(d[static_cast<std::size_t>(directed.vertices.find(10))], 5);
+  EXPECT_EQ(d[static_cast<std::size_t>(directed.vertices.find(20))], 2);
+}
+
+TEST(BuildGraph, EmptyAndSingleVertex) {
+  EdgeTable none;
+  Graph g = build_graph(none.view(), true);
+  EXPECT_EQ(g.vertex_count(), 0);
+  EdgeTable loop;
+  loop.add(7, 7, 3);
+  Graph one = build_graph(loop.view(), true);
+  EXPECT_EQ(one.vertex_count(), 1);
+  auto d = reference_dijkstra(one.forward, 0);
+  EXPECT_EQ(d[0], 0);
+}
+
+TEST(Dijkstra, MatchesReferenceOnRandomGraphs) {
+  int checked = 0;
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 1 + static_cast<int>(seed * 37 % 400);
+    spec.edges = static_cast<int>(seed * 101 % 2000);
+    spec.integer_weights = seed % 2 == 0;
+    spec.zero_weights = seed % 5 == 0;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    spec.sparse_ids = seed % 7 == 0;
+    EdgeTable t = testing::random_edges(spec, seed);
+    for (bool directed : {true, false}) {
+      Graph g = build_graph(t.view(), directed);
+      if (g.vertex_count() == 0) continue;
+      DijkstraWorkspace ws(g.vertex_count());
+      std::vector<double> got(static_cast<std::size_t>(g.vertex_count()));
+      for (VertexIndex s : {VertexIndex{0}, g.vertex_count() / 2, g.vertex_count() - 1}) {
+        ws.run(g.forward, s, got.data(), nullptr, 0, {});
+        auto want = reference_dijkstra(g.forward, s);
+        ASSERT_TRUE(testing::same_distances(got.data(), want)) << testing::describe(spec, seed);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(Dijkstra, EarlyStopKeepsTargetsAndTheirPathsExact) {
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 300;
+    spec.edges = 1200;
+    spec.zero_weights = seed % 3 == 0;
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), true);
+    ensure_reverse(g);
+    DijkstraWorkspace ws(g.vertex_count());
+    std::vector<double> partial(static_cast<std::size_t>(g.vertex_count()));
+    std::vector<VertexIndex> targets = {5, 17, 42};
+    ws.run(g.forward, 0, partial.data(), targets.data(), 3, {});
+    auto full = reference_dijkstra(g.forward, 0);
+    std::vector<ArcIndex> pred(static_cast<std::size_t>(g.vertex_count()));
+    compute_predecessors(g.reverse, full.data(), 0, pred.data());
+    for (VertexIndex target : targets) {
+      ASSERT_EQ(partial[static_cast<std::size_t>(target)], full[static_cast<std::size_t>(target)]);
+      EXPECT_EQ(trace_path(g.reverse, partial.data(), 0, target),
+                path_from_predecessors(g.reverse, pred.data(), 0, target))
+          << "seed " << seed << " target " << target;
+    }
+  }
+}
+
+TEST(Predecessors, FormATreeOfTightArcsEvenWithZeroWeights) {
+  for (unsigned seed = 1; seed <= 150; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 50 + static_cast<int>(seed % 200);
+    spec.edges = spec.vertices * 4;
+    spec.zero_weights = true;
+    spec.max_weight = static_cast<int>(1 + seed % 3);  // many zero-cost arcs and ties
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    ensure_reverse(g);
+    auto dist = reference_dijkstra(g.forward, 0);
+    std::vector<ArcIndex> pred(static_cast<std::size_t>(g.vertex_count()));
+    compute_predecessors(g.reverse, dist.data(), 0, pred.data());
+    ASSERT_TRUE(testing::valid_predecessors(g, dist.data(), pred.data(), 0)) << testing::describe(spec, seed);
+    for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
+      auto path = path_from_predecessors(g.reverse, pred.data(), 0, v);  // throws on a cycle
+      double sum = 0;
+      for (ArcIndex a : path) sum += g.reverse.weights[static_cast<std::size_t>(a)];
+      if (dist[static_cast<std::size_t>(v)] < kInfinity) {
+        ASSERT_EQ(sum, dist[static_cast<std::size_t>(v)]);
+        ASSERT_EQ(trace_path(g.reverse, dist.data(), 0, v), path);
+      }
+    }
+  }
+}
+
+TEST(Predecessors, ParallelEdgesPickTheCheapestThenSmallestId) {
+  EdgeTable t;
+  t.add(1, 2, 5);  // id 1
+  t.add(1, 2, 3);  // id 2: cheaper
+  t.add(1, 2, 3);  // id 3: as cheap, larger id
+  Graph g = build_graph(t.view(), true);
+  ensure_reverse(g);
+  auto dist = reference_dijkstra(g.forward, 0);
+  auto path = trace_path(g.reverse, dist.data(), 0, 1);
+  ASSERT_EQ(path.size(), 1u);
+  EXPECT_EQ(g.reverse.edge_ids[static_cast<std::size_t>(path[0])], 2);
+}
+
+// Runs `engine` on `sources` and compares each row with the reference Dijkstra.
+void expect_engine_matches_reference(const EngineInfo& info, Graph& g, const std::vector<VertexIndex>& sources,
+                                     bool exact, const std::string& what) {
+  ensure_reverse(g);
+  EngineOptions options;
+  options.threads = 2;
+  auto engine = info.create(g, options);
+  const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+  std::vector<double> dist(sources.size() * n);
+  std::vector<ArcIndex> pred(sources.size() * n);
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = static_cast<int>(sources.size());
+  request.distances = dist.data();
+  request.predecessor_arcs = pred.data();
+  engine->solve(request);
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    auto want = reference_dijkstra(g.forward, sources[i]);
+    const double* row = dist.data() + i * n;
+    if (exact) {
+      ASSERT_TRUE(testing::same_distances(row, want)) << info.name << " " << what;
+      ASSERT_TRUE(testing::valid_predecessors(g, row, pred.data() + i * n, sources[i])) << info.name << " " << what;
+      std::vector<ArcIndex> rule(n);
+      compute_predecessors(g.reverse, want.data(), sources[i], rule.data());
+      ASSERT_TRUE(std::equal(rule.begin(), rule.end(), pred.begin() + static_cast<std::ptrdiff_t>(i * n)))
+          << info.name << ": predecessors differ from the rule " << what;
+    } else {
+      ASSERT_TRUE(testing::near_distances(row, want, 1e-9)) << info.name << " " << what;
+    }
+  }
+}
+
+TEST(CpuEngines, EveryEngineMatchesTheReference) {
+  for (const auto& info : cpu_engine_table()) {
+    for (unsigned seed = 1; seed <= 120; ++seed) {
+      RandomGraphSpec spec;
+      spec.vertices = 1 + static_cast<int>(seed * 13 % 150);
+      spec.edges = static_cast<int>(seed * 29 % 700);
+      spec.integer_weights = seed % 3 != 0;
+      spec.components = 1 + static_cast<int>(seed % 2);
+      EdgeTable t = testing::random_edges(spec, seed);
+      Graph g = build_graph(t.view(), seed % 2 == 0);
+      if (g.vertex_count() == 0) continue;
+      std::vector<VertexIndex> sources;
+      for (VertexIndex s = 0; s < g.vertex_count(); s += 1 + g.vertex_count() / 7) sources.push_back(s);
+      // Dijkstra sums in path order like the reference: exact for real weights too.
+      bool exact = spec.integer_weights || std::string(info.name) == "dijkstra";
+      expect_engine_matches_reference(info, g, sources, exact, testing::describe(spec, seed));
+    }
+  }
+}
+
+TEST(CpuEngines, CancelStopsAComputation) {
+  EdgeTable t = testing::grid_edges(200, 200, 10, 3);
+  Graph g = build_graph(t.view(), true);
+  ensure_reverse(g);
+  for (const auto& info : cpu_engine_table()) {
+    if (info.dense) continue;  // 40k vertices: the dense matrix is 12.8 GB
+    EngineOptions options;
+    options.cancel = CancelToken([] { return true; });
+    auto engine = info.create(g, options);
+    std::vector<double> dist(static_cast<std::size_t>(g.vertex_count()) * 4);
+    std::vector<VertexIndex> sources = {0, 1, 2, 3};
+    SolveRequest request;
+    request.sources = sources.data();
+    request.source_count = 4;
+    request.distances = dist.data();
+    EXPECT_THROW(engine->solve(request), Cancelled) << info.name;
+  }
+}
+
+TEST(EngineSelect, NamesDevicesAndErrors) {
+  gpu::Availability none;
+  none.reason = "test: no GPU";
+  ProblemShape shape;
+  shape.vertices = 1000;
+  shape.arcs = 4000;
+  auto s = select_engine(DeviceSetting::kAuto, "auto", shape, none);
+  EXPECT_STREQ(s.engine->name, "dijkstra");
+  EXPECT_EQ(s.engine->device, Device::kCpu);
+  EXPECT_THROW(select_engine(DeviceSetting::kGpu, "auto", shape, none), RoutingError);
+  EXPECT_THROW(select_engine(DeviceSetting::kAuto, "no_such_engine", shape, none), RoutingError);
+  shape.many_source = true;
+  shape.all_pairs = true;
+  shape.arcs = 200000;
+  EXPECT_STREQ(select_engine(DeviceSetting::kCpu, "auto", shape, none).engine->name, "blocked_fw");
+  EXPECT_STREQ(select_engine(DeviceSetting::kCpu, "floyd_warshall", shape, none).engine->name, "floyd_warshall");
+  shape.many_source = false;
+  try {
+    select_engine(DeviceSetting::kCpu, "blocked_fw", shape, none);
+    FAIL() << "blocked_fw accepted as a single-source engine";
+  } catch (const RoutingError& e) {
+    EXPECT_NE(std::string(e.what()).find("many-source"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MemoryBudget, RefusesWithTheSize) {
+  MemoryBudget budget(1 << 20);
+  EXPECT_NO_THROW(budget.require(1000, "x"));
+  try {
+    budget.require(std::size_t{3} << 30, "the all-pairs result");
+    FAIL();
+  } catch (const RoutingError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("3.0 GB"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpu_routing
