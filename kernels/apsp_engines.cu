@@ -1,4 +1,4 @@
-// Placeholder until the many-source CUDA engines land (issue 4).
+// Placeholder: the engines of this table are being written.
 #include "gpu_engines.hpp"
 
 namespace gpu_routing::gpu {

@@ -1,4 +1,4 @@
-// The GPU engine tables of each family; kernels/registry.cu joins them into gpu_engine_table().
+// The GPU engine tables; kernels/registry.cu joins them, in this order, into gpu_engine_table().
 #pragma once
 
 #include <vector>
@@ -7,11 +7,14 @@
 
 namespace gpu_routing::gpu {
 
-// Single-source engines (issue 3): frontier, frontier_pred, their adjacency-matrix forms, crauser,
-// bellman_ford, near_far. Defined in kernels/sssp_engines.cu.
-const std::vector<EngineInfo>& sssp_engines();
-// Many-source and all-pairs engines (issue 4): multi_source, harish, concurrent, blocked_fw,
-// floyd_warshall, rkleene. Defined in kernels/apsp_engines.cu.
+// Dijkstra-family engines of seeds 000, 001 and 003: frontier, frontier_pred, frontier_matrix,
+// frontier_pred_matrix, crauser, bellman_ford (single source) and harish, concurrent (many
+// sources). Defined in kernels/sssp_engines.cu.
+const std::vector<EngineInfo>& dijkstra_family_engines();
+// The near-far worklist engine, the fast single-source default. kernels/sssp_near_far.cu.
+const std::vector<EngineInfo>& near_far_engines();
+// Many-source and dense all-pairs engines of seeds 000, 002, 004: multi_source, blocked_fw,
+// floyd_warshall, rkleene. kernels/apsp_engines.cu.
 const std::vector<EngineInfo>& apsp_engines();
 
 }  // namespace gpu_routing::gpu

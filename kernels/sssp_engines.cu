@@ -1,8 +1,8 @@
-// Placeholder until the single-source CUDA engines land (issue 3).
+// Placeholder: the engines of this table are being written.
 #include "gpu_engines.hpp"
 
 namespace gpu_routing::gpu {
-const std::vector<EngineInfo>& sssp_engines() {
+const std::vector<EngineInfo>& dijkstra_family_engines() {
   static const std::vector<EngineInfo> none;
   return none;
 }
