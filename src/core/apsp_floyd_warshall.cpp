@@ -54,7 +54,8 @@ DenseDistanceMatrix build_dense_matrix(const CsrGraph& graph, int tile) {
   DenseDistanceMatrix matrix;
   matrix.size = graph.vertex_count;
   matrix.padded_size = (static_cast<std::int64_t>(graph.vertex_count) + tile - 1) / tile * tile;
-  matrix.values.assign(static_cast<std::size_t>(matrix.padded_size * matrix.padded_size), kInfinity);
+  matrix.values.assign(static_cast<std::size_t>(matrix.padded_size * matrix.padded_size),
+                       kInfinity);
   for (VertexIndex u = 0; u < graph.vertex_count; ++u) {
     double* row = matrix.row(u);
     row[u] = 0.0;

@@ -12,8 +12,8 @@ namespace gpu_routing {
 // Row-major padded_size x padded_size matrix of float64 distances: 0 on the diagonal, the
 // cheapest arc u->v, +inf elsewhere (padding rows and columns stay isolated at +inf).
 struct DenseDistanceMatrix {
-  VertexIndex size = 0;         // vertices
-  std::int64_t padded_size = 0; // size rounded up to the tile
+  VertexIndex size = 0;          // vertices
+  std::int64_t padded_size = 0;  // size rounded up to the tile
   std::vector<double> values;
   double* row(VertexIndex i) { return values.data() + static_cast<std::size_t>(i) * padded_size; }
   const double* row(VertexIndex i) const {

@@ -27,7 +27,8 @@ std::size_t saturating_multiply(std::size_t a, std::size_t b) {
 }
 
 std::size_t saturating_add(std::size_t a, std::size_t b) {
-  if (b > std::numeric_limits<std::size_t>::max() - a) return std::numeric_limits<std::size_t>::max();
+  if (b > std::numeric_limits<std::size_t>::max() - a)
+    return std::numeric_limits<std::size_t>::max();
   return a + b;
 }
 

@@ -24,12 +24,12 @@ constexpr ArcIndex kNoArc = -1;
 
 // What kind of failure an error is; the PostgreSQL layer maps each to a SQLSTATE.
 enum class ErrorKind {
-  kInvalidParameter,   // 22023 invalid_parameter_value
-  kDataException,      // 22000 data_exception (bad values in the edges)
-  kOutOfMemory,        // 53200 out_of_memory (gpu_routing.max_memory or device memory)
-  kNoDevice,           // 55000 object_not_in_prerequisite_state (GPU asked for, none usable)
-  kProgramLimit,       // 54000 program_limit_exceeded (more vertices/arcs than int32 indices)
-  kInternal,           // XX000 internal_error
+  kInvalidParameter,  // 22023 invalid_parameter_value
+  kDataException,     // 22000 data_exception (bad values in the edges)
+  kOutOfMemory,       // 53200 out_of_memory (gpu_routing.max_memory or device memory)
+  kNoDevice,          // 55000 object_not_in_prerequisite_state (GPU asked for, none usable)
+  kProgramLimit,      // 54000 program_limit_exceeded (more vertices/arcs than int32 indices)
+  kInternal,          // XX000 internal_error
 };
 
 class RoutingError : public std::runtime_error {

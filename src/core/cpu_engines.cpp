@@ -72,9 +72,10 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
     std::vector<std::int64_t> settled(static_cast<std::size_t>(workers), 0);
     parallel_for_each(request.source_count, workers, [&](int i, int thread) {
       double* row = request.distances + static_cast<std::size_t>(i) * n;
-      settled[static_cast<std::size_t>(thread)] += workspaces_[static_cast<std::size_t>(thread)]->run(
-          graph_.forward, request.sources[i], row, request.targets, request.target_count,
-          options_.cancel);
+      settled[static_cast<std::size_t>(thread)] +=
+          workspaces_[static_cast<std::size_t>(thread)]->run(graph_.forward, request.sources[i],
+                                                             row, request.targets,
+                                                             request.target_count, options_.cancel);
       if (request.predecessor_arcs != nullptr && request.source_count > 1)
         compute_predecessors(graph_.reverse, row, request.sources[i],
                              request.predecessor_arcs + static_cast<std::size_t>(i) * n);
@@ -102,7 +103,9 @@ class CpuFloydWarshallEngine final : public ShortestPathEngine {
   }
   const char* name() const override { return blocked_ ? "blocked_fw" : "floyd_warshall"; }
   Device device() const override { return Device::kCpu; }
-  int preferred_batch_size() const override { return std::max<VertexIndex>(1, graph_.vertex_count()); }
+  int preferred_batch_size() const override {
+    return std::max<VertexIndex>(1, graph_.vertex_count());
+  }
 
   void solve(const SolveRequest& request) override {
     Stopwatch watch;
@@ -131,15 +134,19 @@ class CpuFloydWarshallEngine final : public ShortestPathEngine {
 };
 
 std::size_t dijkstra_bytes(const Graph& graph, int batch) {
-  std::size_t per_thread = static_cast<std::size_t>(graph.vertex_count()) * (sizeof(std::int32_t) + 1 + 16);
-  return saturating_multiply(per_thread, static_cast<std::size_t>(std::max(1, std::min(batch, 256))));
+  std::size_t per_thread =
+      static_cast<std::size_t>(graph.vertex_count()) * (sizeof(std::int32_t) + 1 + 16);
+  return saturating_multiply(per_thread,
+                             static_cast<std::size_t>(std::max(1, std::min(batch, 256))));
 }
 
 std::size_t blocked_fw_bytes(const Graph& graph, int) {
   return dense_matrix_bytes(graph.vertex_count(), kCpuFloydWarshallTile);
 }
 
-std::size_t naive_fw_bytes(const Graph& graph, int) { return dense_matrix_bytes(graph.vertex_count(), 1); }
+std::size_t naive_fw_bytes(const Graph& graph, int) {
+  return dense_matrix_bytes(graph.vertex_count(), 1);
+}
 
 }  // namespace
 

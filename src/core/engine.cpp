@@ -9,7 +9,9 @@
 
 namespace gpu_routing {
 
-const char* device_label(Device device) { return device == Device::kCpu ? "cpu" : "gpu"; }
+const char* device_label(Device device) {
+  return device == Device::kCpu ? "cpu" : "gpu";
+}
 
 void ShortestPathEngine::fill_predecessors_on_host(const SolveRequest& request) {
   if (!has_reverse(graph_))

@@ -36,7 +36,8 @@ const char* auto_algorithm(Device device, const ProblemShape& shape, std::string
     return "near_far";
   }
   const bool dense = is_dense(shape);
-  const VertexIndex dense_limit = device == Device::kCpu ? kAutoDenseMaxVerticesCpu : kAutoDenseMaxVerticesGpu;
+  const VertexIndex dense_limit =
+      device == Device::kCpu ? kAutoDenseMaxVerticesCpu : kAutoDenseMaxVerticesGpu;
   if (shape.all_pairs && dense && shape.vertices <= dense_limit) {
     reason = "auto: dense all-pairs, blocked Floyd-Warshall";
     return "blocked_fw";
@@ -80,7 +81,8 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
 
   auto gpu_required = [&](const std::string& what) {
     if (!gpus.usable)
-      throw RoutingError(ErrorKind::kNoDevice, what + " needs a GPU, but none is usable: " + gpus.reason,
+      throw RoutingError(ErrorKind::kNoDevice,
+                         what + " needs a GPU, but none is usable: " + gpus.reason,
                          "Set gpu_routing.device = auto or cpu to run on the CPU.");
   };
 
@@ -110,8 +112,8 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
         selection.reason = "no usable GPU (" + gpus.reason + "); ";
       } else if (!many && shape.vertices < kAutoGpuMinVertices) {
         chosen = Device::kCpu;
-        selection.reason = "graph below " + std::to_string(kAutoGpuMinVertices) +
-                           " vertices, the CPU is faster; ";
+        selection.reason =
+            "graph below " + std::to_string(kAutoGpuMinVertices) + " vertices, the CPU is faster; ";
       } else {
         chosen = Device::kGpu;
       }

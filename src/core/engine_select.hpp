@@ -14,9 +14,9 @@ enum class DeviceSetting { kAuto, kGpu, kCpu };
 struct ProblemShape {
   VertexIndex vertices = 0;
   ArcIndex arcs = 0;
-  int source_count = 1;     // distinct sources of the call
-  bool all_pairs = false;   // every vertex is a source (gpu_apsp without sources)
-  bool many_source = false; // the call runs many sources (apsp_algorithm applies)
+  int source_count = 1;      // distinct sources of the call
+  bool all_pairs = false;    // every vertex is a source (gpu_apsp without sources)
+  bool many_source = false;  // the call runs many sources (apsp_algorithm applies)
 };
 
 struct EngineSelection {

@@ -22,8 +22,8 @@ struct DeviceInfo {
 
 struct Availability {
   bool built_with_cuda = false;
-  bool usable = false;      // at least one device can run our kernels
-  std::string reason;       // why not, when !usable ("no NVIDIA driver (CUDA error 35 ...)")
+  bool usable = false;  // at least one device can run our kernels
+  std::string reason;   // why not, when !usable ("no NVIDIA driver (CUDA error 35 ...)")
   std::vector<DeviceInfo> devices;
 };
 

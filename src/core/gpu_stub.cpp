@@ -22,8 +22,12 @@ const Availability& availability() {
   return answer;
 }
 
-std::string build_description() { return "built without CUDA"; }
-std::size_t context_memory_bytes() { return 0; }
+std::string build_description() {
+  return "built without CUDA";
+}
+std::size_t context_memory_bytes() {
+  return 0;
+}
 
 }  // namespace gpu
 }  // namespace gpu_routing

@@ -8,14 +8,17 @@ namespace gpu_routing {
 
 namespace {
 
-constexpr std::size_t kMaxIndex = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
+constexpr std::size_t kMaxIndex =
+    static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
 
 // Signed int64 -> unsigned key with the same order.
 inline std::uint64_t order_key(std::int64_t id) {
   return static_cast<std::uint64_t>(id) ^ (std::uint64_t{1} << 63);
 }
 
-bool usable(double cost) { return cost >= 0.0 && std::isfinite(cost); }
+bool usable(double cost) {
+  return cost >= 0.0 && std::isfinite(cost);
+}
 
 // LSD radix sort of (key, payload) pairs by key, 16 bits per pass; passes whose digit is the
 // same for every key are skipped (road network ids fit in 32 bits: two passes instead of four).
@@ -54,12 +57,14 @@ std::vector<std::int64_t> map_endpoints(const std::vector<std::int64_t>& endpoin
   auto [min_it, max_it] = std::minmax_element(endpoints.begin(), endpoints.end());
   const std::int64_t min_id = *min_it;
   // Range as unsigned so that extreme ids (-2^63 .. 2^63-1) cannot overflow.
-  const std::uint64_t range = static_cast<std::uint64_t>(*max_it) - static_cast<std::uint64_t>(min_id);
+  const std::uint64_t range =
+      static_cast<std::uint64_t>(*max_it) - static_cast<std::uint64_t>(min_id);
   if (range < 2 * n + 1024 && range < kMaxIndex) {
     // Ids are dense enough for a direct table: no sort at all (the common case of road networks
     // numbered 1..V).
     std::vector<VertexIndex> table(static_cast<std::size_t>(range) + 1, 0);
-    for (std::int64_t id : endpoints) table[static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(min_id)] = 1;
+    for (std::int64_t id : endpoints)
+      table[static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(min_id)] = 1;
     VertexIndex next = 0;
     for (std::size_t offset = 0; offset < table.size(); ++offset) {
       if (table[offset]) {
@@ -68,7 +73,8 @@ std::vector<std::int64_t> map_endpoints(const std::vector<std::int64_t>& endpoin
       }
     }
     for (std::size_t i = 0; i < n; ++i)
-      index_of_endpoint[i] = table[static_cast<std::uint64_t>(endpoints[i]) - static_cast<std::uint64_t>(min_id)];
+      index_of_endpoint[i] =
+          table[static_cast<std::uint64_t>(endpoints[i]) - static_cast<std::uint64_t>(min_id)];
     return ids;
   }
   if (n > std::numeric_limits<std::uint32_t>::max())
@@ -119,7 +125,8 @@ std::size_t estimate_graph_bytes(std::size_t edge_count, bool directed, bool has
   std::size_t arcs = saturating_multiply(edge_count, arcs_per_edge);
   // Endpoint ids and their indices while mapping, then the CSR itself.
   std::size_t mapping = saturating_multiply(edge_count, 2 * (sizeof(std::int64_t) * 2 + 8));
-  std::size_t csr = saturating_multiply(arcs, sizeof(VertexIndex) + sizeof(double) + sizeof(std::int64_t));
+  std::size_t csr =
+      saturating_multiply(arcs, sizeof(VertexIndex) + sizeof(double) + sizeof(std::int64_t));
   return saturating_add(mapping, saturating_add(csr, saturating_multiply(edge_count, 8)));
 }
 
@@ -226,7 +233,8 @@ CsrGraph reverse_graph(const CsrGraph& forward) {
   reversed.vertex_count = vertex_count;
   reversed.row_offsets.assign(static_cast<std::size_t>(vertex_count) + 1, 0);
   const std::size_t arcs = forward.heads.size();
-  for (std::size_t a = 0; a < arcs; ++a) ++reversed.row_offsets[static_cast<std::size_t>(forward.heads[a]) + 1];
+  for (std::size_t a = 0; a < arcs; ++a)
+    ++reversed.row_offsets[static_cast<std::size_t>(forward.heads[a]) + 1];
   for (std::size_t v = 0; v < static_cast<std::size_t>(vertex_count); ++v)
     reversed.row_offsets[v + 1] += reversed.row_offsets[v];
   reversed.heads.resize(arcs);

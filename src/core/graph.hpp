@@ -27,7 +27,8 @@ struct EdgeArrays {
 class IdMap {
  public:
   IdMap() = default;
-  explicit IdMap(std::vector<std::int64_t> sorted_unique_ids) : ids_(std::move(sorted_unique_ids)) {}
+  explicit IdMap(std::vector<std::int64_t> sorted_unique_ids)
+      : ids_(std::move(sorted_unique_ids)) {}
   VertexIndex size() const { return static_cast<VertexIndex>(ids_.size()); }
   std::int64_t id(VertexIndex index) const { return ids_[static_cast<std::size_t>(index)]; }
   const std::vector<std::int64_t>& ids() const { return ids_; }

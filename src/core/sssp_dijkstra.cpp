@@ -25,7 +25,8 @@ void DijkstraWorkspace::sift_up(std::int32_t slot) {
     std::int32_t parent = (slot - 1) / kArity;
     if (heap_keys_[static_cast<std::size_t>(parent)] <= key) break;
     heap_keys_[static_cast<std::size_t>(slot)] = heap_keys_[static_cast<std::size_t>(parent)];
-    heap_vertices_[static_cast<std::size_t>(slot)] = heap_vertices_[static_cast<std::size_t>(parent)];
+    heap_vertices_[static_cast<std::size_t>(slot)] =
+        heap_vertices_[static_cast<std::size_t>(parent)];
     slot_of_[static_cast<std::size_t>(heap_vertices_[static_cast<std::size_t>(slot)])] = slot;
     slot = parent;
   }

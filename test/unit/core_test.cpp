@@ -22,8 +22,10 @@ TEST(IdMap, DenseAndSparseIdsMapInAscendingOrder) {
     std::set<std::int64_t> all;
     std::mt19937_64 rng(7);
     for (int i = 0; i < 5000; ++i) {
-      std::int64_t x = sparse ? static_cast<std::int64_t>(rng()) : static_cast<std::int64_t>(rng() % 3000) - 100;
-      std::int64_t y = sparse ? static_cast<std::int64_t>(rng()) : static_cast<std::int64_t>(rng() % 3000) - 100;
+      std::int64_t x =
+          sparse ? static_cast<std::int64_t>(rng()) : static_cast<std::int64_t>(rng() % 3000) - 100;
+      std::int64_t y =
+          sparse ? static_cast<std::int64_t>(rng()) : static_cast<std::int64_t>(rng() % 3000) - 100;
       a.push_back(x);
       b.push_back(y);
       all.insert(x);
@@ -36,9 +38,11 @@ TEST(IdMap, DenseAndSparseIdsMapInAscendingOrder) {
 
 TEST(IdMap, ExtremeIds) {
   std::vector<std::int64_t> a = {std::numeric_limits<std::int64_t>::max(), 0, -1};
-  std::vector<std::int64_t> b = {std::numeric_limits<std::int64_t>::min(), 5, std::numeric_limits<std::int64_t>::max()};
+  std::vector<std::int64_t> b = {std::numeric_limits<std::int64_t>::min(), 5,
+                                 std::numeric_limits<std::int64_t>::max()};
   auto ids = sorted_unique_ids(a.data(), b.data(), a.size());
-  std::vector<std::int64_t> want = {std::numeric_limits<std::int64_t>::min(), -1, 0, 5, std::numeric_limits<std::int64_t>::max()};
+  std::vector<std::int64_t> want = {std::numeric_limits<std::int64_t>::min(), -1, 0, 5,
+                                    std::numeric_limits<std::int64_t>::max()};
   EXPECT_EQ(want, ids);
   IdMap map(ids);
   EXPECT_EQ(map.find(std::numeric_limits<std::int64_t>::max()), 4);
@@ -48,9 +52,9 @@ TEST(IdMap, ExtremeIds) {
 TEST(BuildGraph, DirectedAndUndirectedFollowPgRoutingRules) {
   EdgeTable t;
   t.with_reverse = true;
-  t.add(10, 20, 1, -1);   // 10->20 only
-  t.add(20, 30, -1, 2);   // 30->20 only
-  t.add(30, 40, -1, -1);  // nothing: 40 is no vertex
+  t.add(10, 20, 1, -1);                                       // 10->20 only
+  t.add(20, 30, -1, 2);                                       // 30->20 only
+  t.add(30, 40, -1, -1);                                      // nothing: 40 is no vertex
   t.add(10, 30, std::numeric_limits<double>::infinity(), 5);  // +inf is absent: 30->10 only
   Graph directed = build_graph(t.view(), true);
   EXPECT_EQ(directed.vertex_count(), 3);
@@ -140,7 +144,8 @@ TEST(Predecessors, FormATreeOfTightArcsEvenWithZeroWeights) {
     auto dist = reference_dijkstra(g.forward, 0);
     std::vector<ArcIndex> pred(static_cast<std::size_t>(g.vertex_count()));
     compute_predecessors(g.reverse, dist.data(), 0, pred.data());
-    ASSERT_TRUE(testing::valid_predecessors(g, dist.data(), pred.data(), 0)) << testing::describe(spec, seed);
+    ASSERT_TRUE(testing::valid_predecessors(g, dist.data(), pred.data(), 0))
+        << testing::describe(spec, seed);
     for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
       auto path = path_from_predecessors(g.reverse, pred.data(), 0, v);  // throws on a cycle
       double sum = 0;
@@ -167,8 +172,9 @@ TEST(Predecessors, ParallelEdgesPickTheCheapestThenSmallestId) {
 }
 
 // Runs `engine` on `sources` and compares each row with the reference Dijkstra.
-void expect_engine_matches_reference(const EngineInfo& info, Graph& g, const std::vector<VertexIndex>& sources,
-                                     bool exact, const std::string& what) {
+void expect_engine_matches_reference(const EngineInfo& info, Graph& g,
+                                     const std::vector<VertexIndex>& sources, bool exact,
+                                     const std::string& what) {
   ensure_reverse(g);
   EngineOptions options;
   options.threads = 2;
@@ -187,10 +193,12 @@ void expect_engine_matches_reference(const EngineInfo& info, Graph& g, const std
     const double* row = dist.data() + i * n;
     if (exact) {
       ASSERT_TRUE(testing::same_distances(row, want)) << info.name << " " << what;
-      ASSERT_TRUE(testing::valid_predecessors(g, row, pred.data() + i * n, sources[i])) << info.name << " " << what;
+      ASSERT_TRUE(testing::valid_predecessors(g, row, pred.data() + i * n, sources[i]))
+          << info.name << " " << what;
       std::vector<ArcIndex> rule(n);
       compute_predecessors(g.reverse, want.data(), sources[i], rule.data());
-      ASSERT_TRUE(std::equal(rule.begin(), rule.end(), pred.begin() + static_cast<std::ptrdiff_t>(i * n)))
+      ASSERT_TRUE(
+          std::equal(rule.begin(), rule.end(), pred.begin() + static_cast<std::ptrdiff_t>(i * n)))
           << info.name << ": predecessors differ from the rule " << what;
     } else {
       ASSERT_TRUE(testing::near_distances(row, want, 1e-9)) << info.name << " " << what;
@@ -210,7 +218,8 @@ TEST(CpuEngines, EveryEngineMatchesTheReference) {
       Graph g = build_graph(t.view(), seed % 2 == 0);
       if (g.vertex_count() == 0) continue;
       std::vector<VertexIndex> sources;
-      for (VertexIndex s = 0; s < g.vertex_count(); s += 1 + g.vertex_count() / 7) sources.push_back(s);
+      for (VertexIndex s = 0; s < g.vertex_count(); s += 1 + g.vertex_count() / 7)
+        sources.push_back(s);
       // Dijkstra sums in path order like the reference: exact for real weights too.
       bool exact = spec.integer_weights || std::string(info.name) == "dijkstra";
       expect_engine_matches_reference(info, g, sources, exact, testing::describe(spec, seed));
@@ -252,7 +261,8 @@ TEST(EngineSelect, NamesDevicesAndErrors) {
   shape.all_pairs = true;
   shape.arcs = 200000;
   EXPECT_STREQ(select_engine(DeviceSetting::kCpu, "auto", shape, none).engine->name, "blocked_fw");
-  EXPECT_STREQ(select_engine(DeviceSetting::kCpu, "floyd_warshall", shape, none).engine->name, "floyd_warshall");
+  EXPECT_STREQ(select_engine(DeviceSetting::kCpu, "floyd_warshall", shape, none).engine->name,
+               "floyd_warshall");
   shape.many_source = false;
   try {
     select_engine(DeviceSetting::kCpu, "blocked_fw", shape, none);

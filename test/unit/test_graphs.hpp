@@ -44,19 +44,19 @@ struct RandomGraphSpec {
   int vertices = 100;
   int edges = 400;
   bool integer_weights = true;
-  int max_weight = 100;          // integer weights 1..max_weight (0 allowed when zero_weights)
+  int max_weight = 100;  // integer weights 1..max_weight (0 allowed when zero_weights)
   bool zero_weights = false;
-  bool parallel_edges = true;    // duplicate some (source, target) pairs
+  bool parallel_edges = true;  // duplicate some (source, target) pairs
   bool self_loops = true;
-  int components = 1;            // vertices split into disconnected parts
-  bool with_reverse = true;      // reverse_cost column, some negative (one-way)
-  bool sparse_ids = false;       // vertex ids spread over int64 (negative too)
+  int components = 1;        // vertices split into disconnected parts
+  bool with_reverse = true;  // reverse_cost column, some negative (one-way)
+  bool sparse_ids = false;   // vertex ids spread over int64 (negative too)
 };
 
 inline std::string describe(const RandomGraphSpec& s, unsigned seed) {
-  return "seed=" + std::to_string(seed) + " V=" + std::to_string(s.vertices) + " E=" + std::to_string(s.edges) +
-         (s.integer_weights ? " int" : " real") + (s.zero_weights ? " zeros" : "") +
-         " parts=" + std::to_string(s.components);
+  return "seed=" + std::to_string(seed) + " V=" + std::to_string(s.vertices) +
+         " E=" + std::to_string(s.edges) + (s.integer_weights ? " int" : " real") +
+         (s.zero_weights ? " zeros" : "") + " parts=" + std::to_string(s.components);
 }
 
 inline EdgeTable random_edges(const RandomGraphSpec& spec, unsigned seed) {
@@ -66,11 +66,14 @@ inline EdgeTable random_edges(const RandomGraphSpec& spec, unsigned seed) {
   auto vertex_id = [&](int v) -> std::int64_t {
     if (!spec.sparse_ids) return v + 1;
     // Spread and sign-mix while keeping ids distinct.
-    return (static_cast<std::int64_t>(v) * 2654435761LL % 1000000007LL) * ((v % 2) ? -977 : 1013) + v;
+    return (static_cast<std::int64_t>(v) * 2654435761LL % 1000000007LL) * ((v % 2) ? -977 : 1013) +
+           v;
   };
   std::uniform_real_distribution<double> real(0.001, static_cast<double>(spec.max_weight));
   std::uniform_int_distribution<int> integer(spec.zero_weights ? 0 : 1, spec.max_weight);
-  auto weight = [&]() { return spec.integer_weights ? static_cast<double>(integer(rng)) : real(rng); };
+  auto weight = [&]() {
+    return spec.integer_weights ? static_cast<double>(integer(rng)) : real(rng);
+  };
   const int parts = std::max(1, spec.components);
   const int per_part = std::max(1, spec.vertices / parts);
   for (int e = 0; e < spec.edges; ++e) {
@@ -83,10 +86,13 @@ inline EdgeTable random_edges(const RandomGraphSpec& spec, unsigned seed) {
     if (!spec.self_loops && s == t) t = base + (t - base + 1) % size;
     double cost = weight();
     double reverse_cost = weight();
-    if (rng() % 4 == 0) cost = -1;             // one-way the other way
-    else if (rng() % 4 == 0) reverse_cost = -1;  // one-way
+    if (rng() % 4 == 0)
+      cost = -1;  // one-way the other way
+    else if (rng() % 4 == 0)
+      reverse_cost = -1;  // one-way
     table.add(vertex_id(s), vertex_id(t), cost, reverse_cost);
-    if (spec.parallel_edges && rng() % 10 == 0) table.add(vertex_id(s), vertex_id(t), weight(), weight());
+    if (spec.parallel_edges && rng() % 10 == 0)
+      table.add(vertex_id(s), vertex_id(t), weight(), weight());
   }
   return table;
 }
@@ -116,39 +122,49 @@ inline EdgeTable counterexample_edges(int n) {
 }
 
 // Every distance of `got` equals `want` exactly (both +inf for unreachable).
-inline ::testing::AssertionResult same_distances(const double* got, const std::vector<double>& want) {
+inline ::testing::AssertionResult same_distances(const double* got,
+                                                 const std::vector<double>& want) {
   for (std::size_t v = 0; v < want.size(); ++v) {
     if (!(got[v] == want[v]))
-      return ::testing::AssertionFailure() << "vertex index " << v << ": got " << got[v] << ", want " << want[v];
+      return ::testing::AssertionFailure()
+             << "vertex index " << v << ": got " << got[v] << ", want " << want[v];
   }
   return ::testing::AssertionSuccess();
 }
 
 // Every distance within a relative tolerance (real weights summed in another order).
-inline ::testing::AssertionResult near_distances(const double* got, const std::vector<double>& want, double rel) {
+inline ::testing::AssertionResult near_distances(const double* got, const std::vector<double>& want,
+                                                 double rel) {
   for (std::size_t v = 0; v < want.size(); ++v) {
     if (want[v] == kInfinity || got[v] == kInfinity) {
-      if (got[v] != want[v]) return ::testing::AssertionFailure() << "vertex index " << v << ": got " << got[v] << ", want " << want[v];
+      if (got[v] != want[v])
+        return ::testing::AssertionFailure()
+               << "vertex index " << v << ": got " << got[v] << ", want " << want[v];
       continue;
     }
     double tol = rel * std::max(1.0, std::abs(want[v]));
     if (std::abs(got[v] - want[v]) > tol)
-      return ::testing::AssertionFailure() << "vertex index " << v << ": got " << got[v] << ", want " << want[v];
+      return ::testing::AssertionFailure()
+             << "vertex index " << v << ": got " << got[v] << ", want " << want[v];
   }
   return ::testing::AssertionSuccess();
 }
 
 // Predecessors are checked as "an arc of matching weight exists" (ties make exact equality the
 // wrong test): pred arc enters v, its tail is reachable, dist[tail] + w == dist[v].
-inline ::testing::AssertionResult valid_predecessors(const Graph& g, const double* dist, const ArcIndex* pred, VertexIndex source) {
+inline ::testing::AssertionResult valid_predecessors(const Graph& g, const double* dist,
+                                                     const ArcIndex* pred, VertexIndex source) {
   for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
     if (v == source || dist[v] == kInfinity) {
-      if (pred[v] != kNoArc) return ::testing::AssertionFailure() << "vertex " << v << " should have no predecessor";
+      if (pred[v] != kNoArc)
+        return ::testing::AssertionFailure() << "vertex " << v << " should have no predecessor";
       continue;
     }
     ArcIndex a = pred[v];
-    if (a < 0 || a >= g.reverse.arc_count()) return ::testing::AssertionFailure() << "vertex " << v << " has no predecessor";
-    if (!(a >= g.reverse.begin(v) && a < g.reverse.end(v))) return ::testing::AssertionFailure() << "predecessor arc of " << v << " does not enter it";
+    if (a < 0 || a >= g.reverse.arc_count())
+      return ::testing::AssertionFailure() << "vertex " << v << " has no predecessor";
+    if (!(a >= g.reverse.begin(v) && a < g.reverse.end(v)))
+      return ::testing::AssertionFailure() << "predecessor arc of " << v << " does not enter it";
     VertexIndex u = g.reverse.heads[static_cast<std::size_t>(a)];
     if (dist[u] + g.reverse.weights[static_cast<std::size_t>(a)] != dist[v])
       return ::testing::AssertionFailure() << "predecessor arc of " << v << " is not tight";

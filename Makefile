@@ -1,0 +1,56 @@
+# gpu_routing, built the PostgreSQL way (PGXS): make, make install, make installcheck.
+#
+# The C++/CUDA core (src/core, kernels) is built by CMake as a static library and linked into
+# the extension; CUDA is used when nvcc is found (WITH_CUDA=0 builds the CPU engines only).
+
+EXTENSION = gpu_routing
+MODULE_big = gpu_routing
+DATA = sql/gpu_routing--0.1.0.sql
+PGFILEDESC = "gpu_routing - shortest paths on the GPU"
+OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
+
+# pg_regress: sql/<test>.sql against expected/<test>.out. The data lives in ../shared/data
+# (GPU_ROUTING_DATA overrides); setup loads it into the test database.
+REGRESS = setup sssp path apsp inner_query errors settings info
+REGRESS_OPTS = --load-extension=plpgsql
+
+PG_CONFIG ?= pg_config
+CMAKE ?= cmake
+WITH_CUDA ?= auto
+CORE_BUILD ?= build/extension
+# The extension needs only the core library; scripts/test.sh shares its build folder (with tests
+# and benchmarks on) by clearing this.
+CORE_CMAKE_OPTIONS ?= -DGPU_ROUTING_TESTS=OFF -DGPU_ROUTING_BENCH=OFF -DGPU_ROUTING_CLIENT=OFF
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
+ifeq ($(WITH_CUDA),0)
+CMAKE_CUDA_OPTION = -DGPU_ROUTING_CUDA=OFF
+else
+CMAKE_CUDA_OPTION = -DGPU_ROUTING_CUDA=ON
+endif
+
+CORE_LIB = $(CORE_BUILD)/libgpu_routing_core.a
+PG_CPPFLAGS = -Isrc/core -Isrc/pg
+PG_CXXFLAGS = -std=c++17 -fopenmp -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register
+# Read when the extension is linked, after CMake wrote it: the CUDA runtime when built with CUDA.
+SHLIB_LINK = $(CORE_LIB) $(shell cat $(CORE_BUILD)/extension_link_flags.txt 2>/dev/null) -fopenmp -lstdc++ -lm
+
+# No LLVM bitcode for JIT inlining: our functions are set-returning C++ calls, nothing to inline
+# (and building it would need clang).
+override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: core
+core:
+	$(CMAKE) -S . -B $(CORE_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_CUDA_OPTION) $(CORE_CMAKE_OPTIONS) >/dev/null
+	$(CMAKE) --build $(CORE_BUILD) --target gpu_routing_core -j$(NPROC)
+
+$(CORE_LIB): core
+$(OBJS): | core
+$(shlib): $(CORE_LIB)
+
+clean: clean-core
+clean-core:
+	rm -rf $(CORE_BUILD)

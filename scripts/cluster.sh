@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 cluster of the project's own: its own folder, a unix socket in that
+# folder, no TCP, trust authentication, no system service.
+#   scripts/cluster.sh start DIR [PORT]   initdb + start; prints the environment to use it
+#   scripts/cluster.sh stop DIR           stop and delete
+# PostgreSQL refuses to run as root: as root the server runs as the OS user "postgres" (created by
+# Debian's postgresql package; created here if missing).
+set -euo pipefail
+action=${1:?usage: cluster.sh start|stop DIR [PORT]}
+dir=${2:?usage: cluster.sh start|stop DIR [PORT]}
+port=${3:-54329}
+bindir=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+[ -x "$bindir/initdb" ] || bindir=/usr/lib/postgresql/15/bin
+
+run_as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then
+    su postgres -s /bin/bash -c "$*"
+  else
+    bash -c "$*"
+  fi
+}
+
+case "$action" in
+  start)
+    if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then useradd -m postgres; fi
+    mkdir -p "$dir"
+    chmod 755 "$dir"
+    [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
+    run_as_owner "'$bindir/initdb' -D '$dir/data' -A trust -U postgres --no-sync >'$dir/initdb.log' 2>&1"
+    # max_parallel_workers_per_gather = 0: timings and plans stay the same from run to run.
+    run_as_owner "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 \
+      -o \"-k '$dir' -p $port -c listen_addresses='' -c fsync=off -c shared_buffers=512MB \
+          -c work_mem=256MB -c max_parallel_workers_per_gather=0 -c max_connections=100\" start" >/dev/null
+    echo "export PGHOST='$dir' PGPORT=$port PGUSER=postgres"
+    ;;
+  stop)
+    if [ -d "$dir/data" ]; then
+      run_as_owner "'$bindir/pg_ctl' -D '$dir/data' -m fast -w stop" >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+    ;;
+  *)
+    echo "usage: cluster.sh start|stop DIR [PORT]" >&2
+    exit 2
+    ;;
+esac

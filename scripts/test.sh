@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs every test of gpu_routing on a fresh machine: installs what is missing, builds, runs the
+# unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own,
+# runs pg_regress, pgTAP (pg_prove) and the client tests against it, and removes the cluster.
+#   GPU_ROUTING_DEVICE=gpu scripts/test.sh   the SQL suites with gpu_routing.device = gpu (GPU machine)
+#   WITH_CUDA=0 scripts/test.sh              a build without CUDA
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup.sh
+export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$(cd "$root/../shared/data" && pwd)}
+device=${GPU_ROUTING_DEVICE:-auto}
+jobs=$(nproc)
+build=build/test
+step() { printf '\n== %s\n' "$*"; }
+
+step "build: core, unit tests, benchmarks, client (CMake)"
+cuda_option=-DGPU_ROUTING_CUDA=ON
+[ "${WITH_CUDA:-auto}" = 0 ] && cuda_option=-DGPU_ROUTING_CUDA=OFF
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$cuda_option" >/dev/null
+cmake --build "$build" -j"$jobs"
+
+step "unit tests"
+ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE client
+
+step "extension: make && make install"
+make -j"$jobs" CORE_BUILD="$build" CORE_CMAKE_OPTIONS= WITH_CUDA="${WITH_CUDA:-auto}" >/dev/null
+make install CORE_BUILD="$build" CORE_CMAKE_OPTIONS= WITH_CUDA="${WITH_CUDA:-auto}" >/dev/null
+
+cluster=$(mktemp -d /tmp/gpu_routing_test.XXXXXX)
+trap 'scripts/cluster.sh stop "$cluster"' EXIT
+eval "$(scripts/cluster.sh start "$cluster" "${GPU_ROUTING_TEST_PORT:-54329}")"
+export PGOPTIONS="-c gpu_routing.device=$device"
+
+step "pg_regress (gpu_routing.device = $device)"
+if ! make installcheck CORE_BUILD="$build" CORE_CMAKE_OPTIONS=; then
+  cat regression.diffs 2>/dev/null | head -200
+  exit 1
+fi
+
+step "pgTAP (gpu_routing.device = $device)"
+createdb gpu_routing_test
+psql -X -q -v ON_ERROR_STOP=1 -d gpu_routing_test -f test/fixtures.sql
+pg_prove -d gpu_routing_test test/pgtap/*.sql
+
+step "client tests"
+export GPU_ROUTING_TEST_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=gpu_routing_test"
+if ctest --test-dir "$build" -N -L client | grep -q "Total Tests: [1-9]"; then
+  ctest --test-dir "$build" --output-on-failure -L client
+fi
+
+step "all tests passed"

@@ -1,0 +1,314 @@
+#include "routing_call.hpp"
+
+#include <algorithm>
+
+#include "predecessors.hpp"
+
+namespace gpu_routing {
+
+namespace {
+
+// Rows of distances (and predecessors) held at once: batches are cut to stay under this.
+constexpr std::size_t kBatchRowBytes = std::size_t{512} << 20;
+
+void sort_unique(std::vector<VertexIndex>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+const char* kind_name(CallKind kind) {
+  switch (kind) {
+    case CallKind::kSsspOne:
+    case CallKind::kSsspMany:
+      return "gpu_sssp";
+    case CallKind::kPaths:
+      return "gpu_path";
+    default:
+      return "gpu_apsp";
+  }
+}
+
+}  // namespace
+
+void ResultBatch::clear() {
+  start_vid.clear();
+  end_vid.clear();
+  node.clear();
+  edge.clear();
+  predecessor.clear();
+  path_seq.clear();
+  cost.clear();
+  agg_cost.clear();
+  has_predecessor.clear();
+}
+
+std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets) {
+  return saturating_multiply(saturating_multiply(sources, targets), sizeof(double));
+}
+
+RoutingCall::RoutingCall(CallKind kind, const EdgeArrays& edges, const CallOptions& options,
+                         const gpu::Availability& gpus)
+    : kind_(kind), options_(options), gpus_(gpus) {
+  options_.engine.budget.require(
+      estimate_graph_bytes(edges.count, options.directed, edges.reverse_costs != nullptr),
+      std::string(kind_name(kind)) + " loading " + std::to_string(edges.count) + " edges");
+  Stopwatch watch;
+  graph_ = build_graph(edges, options.directed, options_.engine.cancel);
+  summary_.build_ms = watch.elapsed_ms();
+  summary_.vertices = graph_.vertex_count();
+  summary_.arcs = graph_.arc_count();
+}
+
+RoutingCall::~RoutingCall() = default;
+
+void RoutingCall::set_sources(const std::int64_t* ids, std::size_t count) {
+  source_indices_.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    VertexIndex v = graph_.vertices.find(ids[i]);
+    if (v != kNoVertex) source_indices_.push_back(v);
+  }
+  sort_unique(source_indices_);
+}
+
+void RoutingCall::set_targets(const std::int64_t* ids, std::size_t count) {
+  shared_targets_.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    VertexIndex v = graph_.vertices.find(ids[i]);
+    if (v != kNoVertex) shared_targets_.push_back(v);
+  }
+  sort_unique(shared_targets_);
+  all_targets_ = false;
+}
+
+void RoutingCall::set_all_targets() {
+  all_targets_ = true;
+}
+
+void RoutingCall::set_pairs(const std::int64_t* sources, const std::int64_t* targets,
+                            std::size_t count) {
+  std::vector<std::pair<VertexIndex, VertexIndex>> pairs;
+  pairs.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    VertexIndex s = graph_.vertices.find(sources[i]);
+    VertexIndex t = graph_.vertices.find(targets[i]);
+    if (s != kNoVertex && t != kNoVertex) pairs.emplace_back(s, t);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  source_indices_.clear();
+  targets_of_.clear();
+  for (const auto& [s, t] : pairs) {
+    if (source_indices_.empty() || source_indices_.back() != s) {
+      source_indices_.push_back(s);
+      targets_of_.emplace_back();
+    }
+    targets_of_.back().push_back(t);
+  }
+}
+
+void RoutingCall::set_all_pairs() {
+  source_indices_.resize(static_cast<std::size_t>(graph_.vertex_count()));
+  for (VertexIndex v = 0; v < graph_.vertex_count(); ++v)
+    source_indices_[static_cast<std::size_t>(v)] = v;
+  all_targets_ = true;
+}
+
+void RoutingCall::prepare() {
+  summary_.sources = static_cast<std::int64_t>(source_indices_.size());
+  if (source_indices_.empty()) return;
+  const bool with_predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;
+  const bool trace_paths = kind_ == CallKind::kPaths;
+
+  ProblemShape shape;
+  shape.vertices = graph_.vertex_count();
+  shape.arcs = graph_.arc_count();
+  shape.source_count = static_cast<int>(std::min<std::size_t>(source_indices_.size(), 1 << 30));
+  shape.all_pairs = kind_ == CallKind::kAllPairs;
+  shape.many_source = options_.many_source;
+  EngineSelection selection = select_engine(
+      options_.device, options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm,
+      shape, gpus_);
+  summary_.algorithm = selection.engine->name;
+  summary_.reason = selection.reason;
+
+  // The whole call's memory, before the engine allocates anything.
+  const std::size_t vertex_count = static_cast<std::size_t>(graph_.vertex_count());
+  const std::size_t row_bytes =
+      vertex_count * (sizeof(double) + (with_predecessors ? sizeof(ArcIndex) : 0));
+  const std::size_t rows_cap =
+      std::max<std::size_t>(1, kBatchRowBytes / std::max<std::size_t>(row_bytes, 1));
+  std::size_t provisional_batch = std::min(source_indices_.size(), rows_cap);
+  std::size_t needed = graph_.forward.memory_bytes() * ((with_predecessors || trace_paths) ? 2 : 1);
+  needed = saturating_add(
+      needed, selection.engine->estimate_bytes(graph_, static_cast<int>(provisional_batch)));
+  needed = saturating_add(needed, saturating_multiply(provisional_batch, row_bytes));
+  std::string what =
+      std::string(kind_name(kind_)) + " over " + std::to_string(vertex_count) + " vertices";
+  if (kind_ == CallKind::kAllPairs) {
+    needed = saturating_add(needed, result_matrix_bytes(vertex_count, vertex_count));
+    what += " (its " + std::to_string(vertex_count) + " x " + std::to_string(vertex_count) +
+            " result included)";
+  } else if (kind_ == CallKind::kCostMatrix) {
+    std::size_t targets = all_targets_ ? vertex_count : shared_targets_.size();
+    needed = saturating_add(needed, result_matrix_bytes(source_indices_.size(), targets));
+    what += " (its " + std::to_string(source_indices_.size()) + " x " + std::to_string(targets) +
+            " result included)";
+  }
+  options_.engine.budget.require(needed, what);
+
+  if (with_predecessors || trace_paths) ensure_reverse(graph_);
+  Stopwatch watch;
+  engine_ = selection.engine->create(graph_, options_.engine);
+  summary_.compute_ms += watch.elapsed_ms();
+  summary_.device = engine_->report().device_name;
+  batch_size_ = static_cast<int>(std::max<std::size_t>(
+      1, std::min({static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size())), rows_cap,
+                   source_indices_.size()})));
+  distances_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
+  if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
+}
+
+void RoutingCall::solve_batch(std::size_t first, int count) {
+  SolveRequest request;
+  request.sources = source_indices_.data() + first;
+  request.source_count = count;
+  request.distances = distances_.data();
+  if (kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany) {
+    request.predecessor_arcs = predecessors_.data();
+  } else if (!all_targets_) {
+    // Only the targets' columns are read: let engines that can stop early do so.
+    batch_targets_.clear();
+    if (targets_of_.empty()) {
+      batch_targets_ = shared_targets_;
+    } else {
+      for (int i = 0; i < count; ++i)
+        batch_targets_.insert(batch_targets_.end(),
+                              targets_of_[first + static_cast<std::size_t>(i)].begin(),
+                              targets_of_[first + static_cast<std::size_t>(i)].end());
+      sort_unique(batch_targets_);
+    }
+    request.targets = batch_targets_.data();
+    request.target_count = static_cast<int>(batch_targets_.size());
+  }
+  engine_->solve(request);
+}
+
+bool RoutingCall::next_batch(ResultBatch& batch) {
+  batch.clear();
+  if (engine_ == nullptr || next_source_ >= source_indices_.size()) return false;
+  const std::size_t first = next_source_;
+  const int count = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(batch_size_), source_indices_.size() - first));
+  next_source_ += static_cast<std::size_t>(count);
+  Stopwatch watch;
+  solve_batch(first, count);
+  switch (kind_) {
+    case CallKind::kSsspOne:
+    case CallKind::kSsspMany:
+      emit_sssp_rows(first, count, batch);
+      break;
+    case CallKind::kPaths:
+      emit_path_rows(first, count, batch);
+      break;
+    default:
+      emit_cost_rows(first, count, batch);
+      break;
+  }
+  summary_.compute_ms += watch.elapsed_ms();
+  const EngineReport& report = engine_->report();
+  summary_.transfer_ms = report.transfer_ms;
+  summary_.rounds = report.rounds;
+  summary_.notes = report.notes;
+  summary_.device = report.device_name;
+  return true;
+}
+
+void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batch) {
+  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+  const CsrGraph& reverse = graph_.reverse;
+  for (int i = 0; i < count; ++i) {
+    const VertexIndex source = source_indices_[first + static_cast<std::size_t>(i)];
+    const std::int64_t source_id = graph_.vertices.id(source);
+    const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
+    const ArcIndex* pred = predecessors_.data() + static_cast<std::size_t>(i) * n;
+    for (std::size_t v = 0; v < n; ++v) {
+      if (!(row[v] < kInfinity)) continue;
+      batch.start_vid.push_back(source_id);
+      batch.node.push_back(graph_.vertices.id(static_cast<VertexIndex>(v)));
+      batch.agg_cost.push_back(row[v]);
+      ArcIndex arc = pred[v];
+      if (static_cast<VertexIndex>(v) == source || arc < 0) {
+        batch.has_predecessor.push_back(0);
+        batch.predecessor.push_back(0);
+        batch.edge.push_back(0);
+      } else {
+        batch.has_predecessor.push_back(1);
+        batch.predecessor.push_back(
+            graph_.vertices.id(reverse.heads[static_cast<std::size_t>(arc)]));
+        batch.edge.push_back(reverse.edge_ids[static_cast<std::size_t>(arc)]);
+      }
+    }
+  }
+}
+
+void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batch) {
+  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+  const CsrGraph& reverse = graph_.reverse;
+  for (int i = 0; i < count; ++i) {
+    options_.engine.cancel.throw_if_requested();
+    const std::size_t source_slot = first + static_cast<std::size_t>(i);
+    const VertexIndex source = source_indices_[source_slot];
+    const std::int64_t source_id = graph_.vertices.id(source);
+    const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
+    const std::vector<VertexIndex>& targets =
+        targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];
+    for (VertexIndex target : targets) {
+      if (target == source || !(row[target] < kInfinity)) continue;
+      const std::int64_t target_id = graph_.vertices.id(target);
+      std::vector<ArcIndex> arcs = trace_path(reverse, row, source, target);
+      double agg = 0.0;
+      std::int32_t seq = 1;
+      for (ArcIndex a : arcs) {
+        const std::size_t arc = static_cast<std::size_t>(a);
+        batch.start_vid.push_back(source_id);
+        batch.end_vid.push_back(target_id);
+        batch.path_seq.push_back(seq++);
+        batch.node.push_back(graph_.vertices.id(reverse.heads[arc]));
+        batch.edge.push_back(reverse.edge_ids[arc]);
+        batch.cost.push_back(reverse.weights[arc]);
+        batch.agg_cost.push_back(agg);
+        agg += reverse.weights[arc];
+      }
+      batch.start_vid.push_back(source_id);
+      batch.end_vid.push_back(target_id);
+      batch.path_seq.push_back(seq);
+      batch.node.push_back(target_id);
+      batch.edge.push_back(-1);
+      batch.cost.push_back(0.0);
+      batch.agg_cost.push_back(agg);
+    }
+  }
+}
+
+void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batch) {
+  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+  for (int i = 0; i < count; ++i) {
+    const std::size_t source_slot = first + static_cast<std::size_t>(i);
+    const VertexIndex source = source_indices_[source_slot];
+    const std::int64_t source_id = graph_.vertices.id(source);
+    const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
+    auto add = [&](VertexIndex target) {
+      if (target == source || !(row[target] < kInfinity)) return;
+      batch.start_vid.push_back(source_id);
+      batch.end_vid.push_back(graph_.vertices.id(target));
+      batch.agg_cost.push_back(row[target]);
+    };
+    if (all_targets_) {
+      for (VertexIndex t = 0; t < graph_.vertex_count(); ++t) add(t);
+    } else {
+      for (VertexIndex t : targets_of_.empty() ? shared_targets_ : targets_of_[source_slot]) add(t);
+    }
+  }
+}
+
+}  // namespace gpu_routing

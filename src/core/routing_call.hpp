@@ -1,0 +1,112 @@
+// One SQL call's work, PostgreSQL-free: build the graph from the edge arrays, pick the engine,
+// run it over batches of sources, and turn distances into result rows in the order the SQL
+// functions return them. The PostgreSQL layer reads the arguments and the edges before, and
+// writes each batch's rows into the result between batches (so memory stays bounded by a batch).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine.hpp"
+#include "engine_select.hpp"
+#include "graph.hpp"
+
+namespace gpu_routing {
+
+enum class CallKind {
+  kSsspOne,     // gpu_sssp(edges, source): node, distance, predecessor, edge
+  kSsspMany,    // gpu_sssp(edges, sources[]): source, node, distance, predecessor, edge
+  kPaths,       // gpu_path, every shape: path rows per (source, target)
+  kCostMatrix,  // gpu_apsp(edges, sources[], targets[]): start_vid, end_vid, agg_cost
+  kAllPairs,    // gpu_apsp(edges): start_vid, end_vid, agg_cost
+};
+
+struct CallOptions {
+  DeviceSetting device = DeviceSetting::kAuto;
+  std::string sssp_algorithm = "auto";
+  std::string apsp_algorithm = "auto";
+  EngineOptions engine;
+  bool directed = true;
+  bool many_source = false;  // the SQL shape takes many sources: apsp_algorithm applies
+};
+
+// Rows of one batch, column by column; which columns are filled depends on the CallKind.
+struct ResultBatch {
+  std::vector<std::int64_t> start_vid, end_vid, node, edge, predecessor;
+  std::vector<std::int32_t> path_seq;
+  std::vector<double> cost, agg_cost;  // kSssp*: agg_cost holds the distance
+  std::vector<char> has_predecessor;   // kSssp*: false for the source row (predecessor, edge NULL)
+  std::size_t rows() const { return agg_cost.size(); }
+  void clear();
+};
+
+struct CallSummary {
+  std::string device;     // "CPU, 2 threads" / "NVIDIA H100 80GB HBM3 (device 0)"
+  std::string algorithm;  // engine name
+  std::string reason;     // why that engine
+  std::string notes;
+  std::int64_t vertices = 0;
+  std::int64_t arcs = 0;
+  std::int64_t sources = 0;
+  double build_ms = 0;
+  double compute_ms = 0;   // engine and path tracing, transfers included
+  double transfer_ms = 0;  // part of compute_ms: host<->device copies
+  std::int64_t rounds = 0;
+};
+
+class RoutingCall {
+ public:
+  // Checks the graph's memory against the budget, then builds it. Throws RoutingError.
+  RoutingCall(CallKind kind, const EdgeArrays& edges, const CallOptions& options,
+              const gpu::Availability& gpus);
+  ~RoutingCall();
+
+  // Which sources and targets. Ids not in the graph are dropped (pgRouting returns no rows for
+  // them); duplicates are merged; results come out in ascending (source, target) order.
+  void set_sources(const std::int64_t* ids, std::size_t count);  // kSsspMany, kCostMatrix, kPaths
+  void set_targets(const std::int64_t* ids, std::size_t count);  // kCostMatrix, kPaths
+  void set_all_targets();                                        // kCostMatrix with targets NULL
+  void set_pairs(const std::int64_t* sources, const std::int64_t* targets,
+                 std::size_t count);  // combinations
+  void set_all_pairs();               // kAllPairs
+
+  // Selects and creates the engine after checking the whole call's memory. Call once, after the
+  // sources and targets are set.
+  void prepare();
+  // Fills `batch` with the rows of the next batch of sources; false when there are no more.
+  bool next_batch(ResultBatch& batch);
+
+  const Graph& graph() const { return graph_; }
+  const CallSummary& summary() const { return summary_; }
+  bool empty() const { return source_indices_.empty(); }
+
+ private:
+  void solve_batch(std::size_t first, int count);
+  void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
+  void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
+  void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
+
+  CallKind kind_;
+  CallOptions options_;
+  const gpu::Availability& gpus_;
+  Graph graph_;
+  std::vector<VertexIndex> source_indices_;           // ascending
+  std::vector<std::vector<VertexIndex>> targets_of_;  // per source (pairs), or empty
+  std::vector<VertexIndex> shared_targets_;           // same targets for every source
+  bool all_targets_ = false;
+  std::unique_ptr<ShortestPathEngine> engine_;
+  int batch_size_ = 1;
+  std::size_t next_source_ = 0;
+  std::vector<double> distances_;
+  std::vector<ArcIndex> predecessors_;
+  std::vector<VertexIndex> batch_targets_;
+  CallSummary summary_;
+};
+
+// Rows a kAllPairs / kCostMatrix call returns at most, for gpu_routing.max_memory: the caller
+// counts them as a dense float64 matrix.
+std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets);
+
+}  // namespace gpu_routing

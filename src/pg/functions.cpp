@@ -1,0 +1,522 @@
+// The SQL functions. Each call: read the arguments and the edges (PostgreSQL), then alternate
+// guarded C++ work on one batch of sources with writing that batch's rows into the result
+// tuplestore (PostgreSQL). C++ objects live on the heap, owned by a memory-context callback, so an
+// error or a cancel anywhere frees them; no C++ object with a destructor sits on the stack while
+// PostgreSQL code that can raise an error runs.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "gpu.hpp"
+#include "routing_call.hpp"
+#include "guard.hpp"
+#include "parallel.hpp"
+#include "query_reader.hpp"
+#include "settings.hpp"
+
+#include "postgres_headers.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+extern "C" {
+PG_FUNCTION_INFO_V1(gpu_sssp_one);
+PG_FUNCTION_INFO_V1(gpu_sssp_many);
+PG_FUNCTION_INFO_V1(gpu_path_one_to_one);
+PG_FUNCTION_INFO_V1(gpu_path_one_to_many);
+PG_FUNCTION_INFO_V1(gpu_path_many_to_one);
+PG_FUNCTION_INFO_V1(gpu_path_many_to_many);
+PG_FUNCTION_INFO_V1(gpu_path_combinations);
+PG_FUNCTION_INFO_V1(gpu_apsp_all);
+PG_FUNCTION_INFO_V1(gpu_apsp_matrix);
+PG_FUNCTION_INFO_V1(gpu_routing_info);
+PG_FUNCTION_INFO_V1(gpu_routing_last_run);
+}
+
+namespace gpu_routing::pg {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// C++ objects owned by a memory context: deleted by the context's reset/delete callback, which
+// runs on success and on error alike.
+
+struct OwnedObject {
+  void* object;
+  void (*destroy)(void*);
+  MemoryContextCallback callback;
+};
+
+void destroy_owned(void* arg) {
+  OwnedObject* owned = static_cast<OwnedObject*>(arg);
+  if (owned->object != nullptr && owned->destroy != nullptr) owned->destroy(owned->object);
+  owned->object = nullptr;
+}
+
+OwnedObject* new_owned_slot() {
+  OwnedObject* owned = static_cast<OwnedObject*>(palloc0(sizeof(OwnedObject)));
+  owned->callback.func = destroy_owned;
+  owned->callback.arg = owned;
+  MemoryContextRegisterResetCallback(CurrentMemoryContext, &owned->callback);
+  return owned;
+}
+
+template <typename T>
+void delete_object(void* object) noexcept {
+  delete static_cast<T*>(object);
+}
+
+// Called inside guarded code: takes ownership of `object`.
+template <typename T>
+T* own(OwnedObject* slot, T* object) {
+  slot->destroy = delete_object<T>;
+  slot->object = object;
+  return object;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What gpu_routing_last_run() shows: plain C data, so it survives any error path.
+
+struct LastRun {
+  bool valid;
+  char function[32];
+  char device[160];
+  char algorithm[64];
+  char reason[320];
+  char notes[320];
+  int64 vertices, edges, sources, rows, rounds;
+  double load_ms, build_ms, compute_ms, transfer_ms, emit_ms, total_ms;
+};
+LastRun g_last_run;
+
+void copy_text(char* target, std::size_t size, const std::string& text) {
+  snprintf(target, size, "%s", text.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments.
+
+enum class PathShape { kNone, kOneToOne, kOneToMany, kManyToOne, kManyToMany, kCombinations };
+
+struct CallArguments {
+  CallKind kind;
+  PathShape shape;
+  const char* function;
+  bool directed;
+  bool many_source;
+  char* edges_sql;
+  char* combinations_sql;  // kCombinations
+  int64* sources;
+  int source_count;
+  int64* targets;
+  int target_count;
+  bool all_targets;  // gpu_apsp with targets NULL
+};
+
+// A bigint[] argument: one dimension, not empty, no NULLs.
+int64* array_argument(FunctionCallInfo fcinfo, int arg, const char* name, const char* function,
+                      int* count) {
+  ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
+  if (ARR_NDIM(array) == 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s is an empty array", name, function),
+                    errhint("Give at least one vertex id.")));
+  if (ARR_NDIM(array) != 1)
+    ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                    errmsg("%s of %s must be a one-dimensional array, not %d-dimensional", name,
+                           function, ARR_NDIM(array))));
+  if (ARR_ELEMTYPE(array) != INT8OID)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("%s of %s must be bigint[]", name, function)));
+  Datum* elements;
+  bool* nulls;
+  int n;
+  deconstruct_array(array, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements,
+                    &nulls, &n);
+  int64* values = static_cast<int64*>(palloc(sizeof(int64) * std::max(n, 1)));
+  for (int i = 0; i < n; ++i) {
+    if (nulls[i])
+      ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                      errmsg("%s of %s contains NULL at position %d", name, function, i + 1)));
+    values[i] = DatumGetInt64(elements[i]);
+  }
+  *count = n;
+  return values;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows.
+
+void put_batch(Tuplestorestate* store, TupleDesc desc, const CallArguments& args,
+               const ResultBatch& batch, int32* seq) {
+  Datum values[8];
+  bool nulls[8];
+  const std::size_t rows = batch.rows();
+  for (std::size_t r = 0; r < rows; ++r) {
+    memset(nulls, 0, sizeof nulls);
+    int c = 0;
+    switch (args.kind) {
+      case CallKind::kSsspMany:
+        values[c++] = Int64GetDatum(batch.start_vid[r]);
+        [[fallthrough]];
+      case CallKind::kSsspOne:
+        values[c++] = Int64GetDatum(batch.node[r]);
+        values[c++] = Float8GetDatum(batch.agg_cost[r]);
+        nulls[c] = nulls[c + 1] = !batch.has_predecessor[r];
+        values[c++] = Int64GetDatum(batch.predecessor[r]);
+        values[c++] = Int64GetDatum(batch.edge[r]);
+        break;
+      case CallKind::kPaths:
+        values[c++] = Int32GetDatum(++*seq);
+        values[c++] = Int32GetDatum(batch.path_seq[r]);
+        if (args.shape == PathShape::kManyToOne || args.shape == PathShape::kManyToMany ||
+            args.shape == PathShape::kCombinations)
+          values[c++] = Int64GetDatum(batch.start_vid[r]);
+        if (args.shape == PathShape::kOneToMany || args.shape == PathShape::kManyToMany ||
+            args.shape == PathShape::kCombinations)
+          values[c++] = Int64GetDatum(batch.end_vid[r]);
+        values[c++] = Int64GetDatum(batch.node[r]);
+        values[c++] = Int64GetDatum(batch.edge[r]);
+        values[c++] = Float8GetDatum(batch.cost[r]);
+        values[c++] = Float8GetDatum(batch.agg_cost[r]);
+        break;
+      case CallKind::kCostMatrix:
+      case CallKind::kAllPairs:
+        values[c++] = Int64GetDatum(batch.start_vid[r]);
+        values[c++] = Int64GetDatum(batch.end_vid[r]);
+        values[c++] = Float8GetDatum(batch.agg_cost[r]);
+        break;
+    }
+    tuplestore_putvalues(store, desc, values, nulls);
+    if ((r & 0xFFFF) == 0xFFFF) CHECK_FOR_INTERRUPTS();
+  }
+}
+
+double elapsed_ms(instr_time start) {
+  instr_time now;
+  INSTR_TIME_SET_CURRENT(now);
+  INSTR_TIME_SUBTRACT(now, start);
+  return INSTR_TIME_GET_MILLISEC(now);
+}
+
+// The whole call.
+Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
+  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  instr_time call_start, phase_start;
+  INSTR_TIME_SET_CURRENT(call_start);
+  g_last_run.valid = false;
+
+  // 1. Read (PostgreSQL).
+  static const ColumnSpec kEdgeColumns[] = {
+      {"id", ColumnKind::kInteger, true},
+      {"source", ColumnKind::kInteger, true},
+      {"target", ColumnKind::kInteger, true},
+      {"cost", ColumnKind::kNumerical, true},
+      {"reverse_cost", ColumnKind::kNumerical, false},
+  };
+  ColumnSpec edge_columns[5];
+  memcpy(edge_columns, kEdgeColumns, sizeof edge_columns);
+  // gpu_apsp reports no edges, so it needs no id (as pgr_floydWarshall and pgr_johnson).
+  edge_columns[0].required =
+      args->kind != CallKind::kAllPairs && args->kind != CallKind::kCostMatrix;
+  INSTR_TIME_SET_CURRENT(phase_start);
+  QueryColumns edges;
+  read_query_columns(args->edges_sql, "edges_sql", args->function, edge_columns, 5, &edges);
+  QueryColumns pairs;
+  if (args->shape == PathShape::kCombinations) {
+    static const ColumnSpec kPairColumns[] = {{"source", ColumnKind::kInteger, true},
+                                              {"target", ColumnKind::kInteger, true}};
+    read_query_columns(args->combinations_sql, "combinations_sql", args->function, kPairColumns, 2,
+                       &pairs);
+  }
+  const double load_ms = elapsed_ms(phase_start);
+
+  EdgeArrays arrays;
+  arrays.count = static_cast<std::size_t>(edges.rows);
+  arrays.ids = edges.present[0] ? edges.integers[0] : nullptr;
+  arrays.sources = edges.integers[1];
+  arrays.targets = edges.integers[2];
+  arrays.costs = edges.numbers[3];
+  arrays.reverse_costs = edges.present[4] ? edges.numbers[4] : nullptr;
+
+  // 2. Build and prepare (C++).
+  OwnedObject* call_slot = new_owned_slot();
+  OwnedObject* batch_slot = new_owned_slot();
+  RoutingCall* call = nullptr;
+  ResultBatch* batch = nullptr;
+  Failure failure;
+  bool ok = guarded(&failure, [&] {
+    Settings settings = current_settings();
+    CallOptions options;
+    options.device = settings.device;
+    options.sssp_algorithm = settings.sssp_algorithm;
+    options.apsp_algorithm = settings.apsp_algorithm;
+    options.engine.threads = settings.threads;
+    options.engine.block_size = settings.block_size;
+    options.engine.streams = settings.streams;
+    options.engine.budget = MemoryBudget(settings.max_memory_bytes);
+    options.engine.cancel = CancelToken(cancel_requested);
+    options.directed = args->directed;
+    options.many_source = args->many_source;
+    // The GPU is probed only when the settings may use it: device = cpu never touches CUDA.
+    static const gpu::Availability kCpuOnly = [] {
+      gpu::Availability a;
+      a.reason = "gpu_routing.device = cpu";
+      return a;
+    }();
+    const gpu::Availability& gpus =
+        settings.device == DeviceSetting::kCpu ? kCpuOnly : gpu::availability();
+    call = own(call_slot, new RoutingCall(args->kind, arrays, options, gpus));
+    batch = own(batch_slot, new ResultBatch());
+    switch (args->kind) {
+      case CallKind::kAllPairs:
+        call->set_all_pairs();
+        break;
+      default:
+        if (args->shape == PathShape::kCombinations) {
+          call->set_pairs(pairs.integers[0], pairs.integers[1],
+                          static_cast<std::size_t>(pairs.rows));
+        } else {
+          call->set_sources(args->sources, static_cast<std::size_t>(args->source_count));
+          if (args->all_targets)
+            call->set_all_targets();
+          else if (args->targets != nullptr)
+            call->set_targets(args->targets, static_cast<std::size_t>(args->target_count));
+        }
+        break;
+    }
+    call->prepare();
+  });
+  if (!ok) raise_failure(&failure);
+
+  // 3. Compute and emit, batch by batch.
+  double emit_ms = 0;
+  int64 rows = 0;
+  int32 seq = 0;
+  while (true) {
+    bool more = false;
+    ok = guarded(&failure, [&] { more = call->next_batch(*batch); });
+    if (!ok) raise_failure(&failure);
+    if (!more) break;
+    INSTR_TIME_SET_CURRENT(phase_start);
+    put_batch(rsinfo->setResult, rsinfo->setDesc, *args, *batch, &seq);
+    rows += static_cast<int64>(batch->rows());
+    emit_ms += elapsed_ms(phase_start);
+    CHECK_FOR_INTERRUPTS();
+  }
+
+  // 4. Report.
+  ok = guarded(&failure, [&] {
+    const CallSummary& s = call->summary();
+    LastRun& last = g_last_run;
+    copy_text(last.function, sizeof last.function, args->function);
+    copy_text(last.device, sizeof last.device,
+              s.device.empty() ? "none (nothing to compute)" : s.device);
+    copy_text(last.algorithm, sizeof last.algorithm, s.algorithm.empty() ? "none" : s.algorithm);
+    copy_text(last.reason, sizeof last.reason,
+              s.algorithm.empty() ? "no source in the graph or no edges: empty result" : s.reason);
+    copy_text(last.notes, sizeof last.notes, s.notes);
+    last.vertices = s.vertices;
+    last.edges = edges.rows;
+    last.sources = s.sources;
+    last.rows = rows;
+    last.rounds = s.rounds;
+    last.load_ms = load_ms;
+    last.build_ms = s.build_ms;
+    last.compute_ms = s.compute_ms;
+    last.transfer_ms = s.transfer_ms;
+    last.emit_ms = emit_ms;
+  });
+  if (!ok) raise_failure(&failure);
+  g_last_run.total_ms = elapsed_ms(call_start);
+  g_last_run.valid = true;
+  // Free the graph and buffers now rather than at the end of the query.
+  destroy_owned(call_slot);
+  destroy_owned(batch_slot);
+  return (Datum)0;
+}
+
+CallArguments base_arguments(CallKind kind, PathShape shape, const char* function,
+                             bool many_source) {
+  CallArguments args;
+  memset(&args, 0, sizeof args);
+  args.kind = kind;
+  args.shape = shape;
+  args.function = function;
+  args.many_source = many_source;
+  return args;
+}
+
+Datum path_call(FunctionCallInfo fcinfo, PathShape shape) {
+  bool many = shape == PathShape::kManyToOne || shape == PathShape::kManyToMany ||
+              shape == PathShape::kCombinations;
+  CallArguments args = base_arguments(CallKind::kPaths, shape, "gpu_path", many);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  if (shape == PathShape::kCombinations) {
+    args.combinations_sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
+    args.directed = PG_GETARG_BOOL(2);
+    return run_call(fcinfo, &args);
+  }
+  if (shape == PathShape::kOneToOne || shape == PathShape::kOneToMany) {
+    args.sources = static_cast<int64*>(palloc(sizeof(int64)));
+    args.sources[0] = PG_GETARG_INT64(1);
+    args.source_count = 1;
+  } else {
+    args.sources = array_argument(fcinfo, 1, "start_vids", "gpu_path", &args.source_count);
+  }
+  if (shape == PathShape::kOneToOne || shape == PathShape::kManyToOne) {
+    args.targets = static_cast<int64*>(palloc(sizeof(int64)));
+    args.targets[0] = PG_GETARG_INT64(2);
+    args.target_count = 1;
+  } else {
+    args.targets = array_argument(fcinfo, 2, "end_vids", "gpu_path", &args.target_count);
+  }
+  args.directed = PG_GETARG_BOOL(3);
+  return run_call(fcinfo, &args);
+}
+
+void put_text_row(Tuplestorestate* store, TupleDesc desc, const char* name, const char* value) {
+  Datum values[2] = {CStringGetTextDatum(name), CStringGetTextDatum(value)};
+  bool nulls[2] = {false, false};
+  tuplestore_putvalues(store, desc, values, nulls);
+}
+
+}  // namespace
+
+}  // namespace gpu_routing::pg
+
+using gpu_routing::CallKind;
+using namespace gpu_routing::pg;
+
+extern "C" Datum gpu_sssp_one(PG_FUNCTION_ARGS) {
+  CallArguments args = base_arguments(CallKind::kSsspOne, PathShape::kNone, "gpu_sssp", false);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.sources = static_cast<int64*>(palloc(sizeof(int64)));
+  args.sources[0] = PG_GETARG_INT64(1);
+  args.source_count = 1;
+  args.directed = PG_GETARG_BOOL(2);
+  return run_call(fcinfo, &args);
+}
+
+extern "C" Datum gpu_sssp_many(PG_FUNCTION_ARGS) {
+  CallArguments args = base_arguments(CallKind::kSsspMany, PathShape::kNone, "gpu_sssp", true);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.sources = array_argument(fcinfo, 1, "sources", "gpu_sssp", &args.source_count);
+  args.directed = PG_GETARG_BOOL(2);
+  return run_call(fcinfo, &args);
+}
+
+extern "C" Datum gpu_path_one_to_one(PG_FUNCTION_ARGS) {
+  return path_call(fcinfo, PathShape::kOneToOne);
+}
+extern "C" Datum gpu_path_one_to_many(PG_FUNCTION_ARGS) {
+  return path_call(fcinfo, PathShape::kOneToMany);
+}
+extern "C" Datum gpu_path_many_to_one(PG_FUNCTION_ARGS) {
+  return path_call(fcinfo, PathShape::kManyToOne);
+}
+extern "C" Datum gpu_path_many_to_many(PG_FUNCTION_ARGS) {
+  return path_call(fcinfo, PathShape::kManyToMany);
+}
+extern "C" Datum gpu_path_combinations(PG_FUNCTION_ARGS) {
+  return path_call(fcinfo, PathShape::kCombinations);
+}
+
+extern "C" Datum gpu_apsp_all(PG_FUNCTION_ARGS) {
+  CallArguments args = base_arguments(CallKind::kAllPairs, PathShape::kNone, "gpu_apsp", true);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.directed = PG_GETARG_BOOL(1);
+  return run_call(fcinfo, &args);
+}
+
+// Not STRICT: targets may be NULL (= every vertex). Other NULL arguments give an empty result,
+// as for the STRICT functions.
+extern "C" Datum gpu_apsp_matrix(PG_FUNCTION_ARGS) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3)) {
+    InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+    return (Datum)0;
+  }
+  CallArguments args = base_arguments(CallKind::kCostMatrix, PathShape::kNone, "gpu_apsp", true);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.sources = array_argument(fcinfo, 1, "sources", "gpu_apsp", &args.source_count);
+  if (PG_ARGISNULL(2))
+    args.all_targets = true;
+  else
+    args.targets = array_argument(fcinfo, 2, "targets", "gpu_apsp", &args.target_count);
+  args.directed = PG_GETARG_BOOL(3);
+  return run_call(fcinfo, &args);
+}
+
+extern "C" Datum gpu_routing_last_run(PG_FUNCTION_ARGS) {
+  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+  if (!g_last_run.valid) return (Datum)0;
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  const LastRun& r = g_last_run;
+  Datum values[16] = {
+      CStringGetTextDatum(r.function),  CStringGetTextDatum(r.device),
+      CStringGetTextDatum(r.algorithm), CStringGetTextDatum(r.reason),
+      Int64GetDatum(r.vertices),        Int64GetDatum(r.edges),
+      Int64GetDatum(r.sources),         Int64GetDatum(r.rows),
+      Int64GetDatum(r.rounds),          Float8GetDatum(r.load_ms),
+      Float8GetDatum(r.build_ms),       Float8GetDatum(r.compute_ms),
+      Float8GetDatum(r.transfer_ms),    Float8GetDatum(r.emit_ms),
+      Float8GetDatum(r.total_ms),       CStringGetTextDatum(r.notes),
+  };
+  bool nulls[16] = {false};
+  nulls[15] = r.notes[0] == '\0';
+  tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+  return (Datum)0;
+}
+
+extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
+  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  OwnedObject* slot = new_owned_slot();
+  using Rows = std::vector<std::pair<std::string, std::string>>;
+  Rows* rows = nullptr;
+  Failure failure;
+  bool ok = guarded(&failure, [&] {
+    rows = own(slot, new Rows());
+    rows->emplace_back("version", "0.1.0");
+    rows->emplace_back("build", gpu_routing::gpu::build_description());
+    Settings settings = current_settings();
+    if (settings.device == gpu_routing::DeviceSetting::kCpu) {
+      rows->emplace_back("gpu", "not probed: gpu_routing.device = cpu");
+    } else {
+      const auto& gpus = gpu_routing::gpu::availability();
+      if (gpus.devices.empty()) rows->emplace_back("gpu", "none: " + gpus.reason);
+      for (const auto& d : gpus.devices) {
+        char text[256];
+        snprintf(text, sizeof text, "%s, compute capability %d.%d, %s, %d multiprocessors",
+                 d.name.c_str(), d.compute_major, d.compute_minor,
+                 gpu_routing::format_bytes(d.total_memory_bytes).c_str(), d.multiprocessors);
+        rows->emplace_back("gpu " + std::to_string(d.index), text);
+      }
+      if (gpu_routing::gpu::context_memory_bytes() > 0)
+        rows->emplace_back("gpu context memory",
+                           gpu_routing::format_bytes(gpu_routing::gpu::context_memory_bytes()) +
+                               " (this session's CUDA context)");
+    }
+    rows->emplace_back("openmp threads",
+                       std::to_string(gpu_routing::resolve_thread_count(settings.threads)));
+    for (const auto& info : gpu_routing::engine_table()) {
+      std::string family = info.single_source && info.many_source ? "sssp, apsp"
+                           : info.single_source                   ? "sssp"
+                                                                  : "apsp";
+      rows->emplace_back(
+          std::string("engine ") + info.name + " (" + gpu_routing::device_label(info.device) + ")",
+          family + ": " + info.description);
+    }
+    rows->emplace_back("gpu_routing.device", device_setting_name(settings.device));
+    rows->emplace_back("gpu_routing.sssp_algorithm", settings.sssp_algorithm);
+    rows->emplace_back("gpu_routing.apsp_algorithm", settings.apsp_algorithm);
+  });
+  if (!ok) raise_failure(&failure);
+  for (const auto& row : *rows)
+    put_text_row(rsinfo->setResult, rsinfo->setDesc, row.first.c_str(), row.second.c_str());
+  destroy_owned(slot);
+  return (Datum)0;
+}

@@ -1,0 +1,135 @@
+// Module entry: PG_MODULE_MAGIC and the settings. Nothing here touches CUDA: a context made in
+// the postmaster would not survive fork(), so the GPU is probed lazily in each backend.
+#include <string>
+
+#include "engine.hpp"
+#include "guard.hpp"
+#include "settings.hpp"
+
+#include "postgres_headers.hpp"
+
+extern "C" {
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+namespace gpu_routing::pg {
+
+namespace {
+
+int g_device = 0;  // index into kDeviceOptions
+char* g_sssp_algorithm = nullptr;
+char* g_apsp_algorithm = nullptr;
+int g_threads = 0;
+int g_max_memory_kb = 4 * 1024 * 1024;  // 4 GB
+int g_block_size = 0;
+int g_streams = 0;
+
+const struct config_enum_entry kDeviceOptions[] = {
+    {"auto", static_cast<int>(DeviceSetting::kAuto), false},
+    {"gpu", static_cast<int>(DeviceSetting::kGpu), false},
+    {"cpu", static_cast<int>(DeviceSetting::kCpu), false},
+    {nullptr, 0, false},
+};
+
+// Fills `list` with the engine names of a family; false if C++ failed (reported as invalid).
+bool engine_list(bool many_source, char* list, std::size_t size, const char* candidate,
+                 bool* known) {
+  Failure failure;
+  return guarded(&failure, [&] {
+    std::string text;
+    *known = false;
+    for (const auto& name : engine_names(!many_source, many_source)) {
+      if (!text.empty()) text += ", ";
+      text += name;
+      if (candidate != nullptr && name == candidate) *known = true;
+    }
+    snprintf(list, size, "%s", text.c_str());
+  });
+}
+
+bool check_algorithm(char** newval, bool many_source) {
+  if (*newval == nullptr || strcmp(*newval, "auto") == 0) return true;
+  char list[1024];
+  bool known = false;
+  if (!engine_list(many_source, list, sizeof list, *newval, &known)) return false;
+  if (known) return true;
+  GUC_check_errdetail("\"%s\" is not a %s engine of this build.", *newval,
+                      many_source ? "many-source" : "single-source");
+  GUC_check_errhint("Use auto or one of: %s.", list);
+  return false;
+}
+
+bool check_sssp_algorithm(char** newval, void**, GucSource) {
+  return check_algorithm(newval, false);
+}
+bool check_apsp_algorithm(char** newval, void**, GucSource) {
+  return check_algorithm(newval, true);
+}
+
+}  // namespace
+
+const char* device_setting_name(DeviceSetting device) {
+  switch (device) {
+    case DeviceSetting::kGpu:
+      return "gpu";
+    case DeviceSetting::kCpu:
+      return "cpu";
+    default:
+      return "auto";
+  }
+}
+
+void define_settings() {
+  DefineCustomEnumVariable(
+      "gpu_routing.device", "Where shortest paths are computed: auto, gpu or cpu.",
+      "auto uses a GPU when one is usable and the problem is large enough to gain from it, "
+      "else the CPU; gpu raises an error when no GPU is usable; cpu never touches the GPU.",
+      &g_device, static_cast<int>(DeviceSetting::kAuto), kDeviceOptions, PGC_USERSET, 0, nullptr,
+      nullptr, nullptr);
+  DefineCustomStringVariable(
+      "gpu_routing.sssp_algorithm", "Engine for single-source calls (gpu_sssp, gpu_path).",
+      "auto, or an engine name listed by gpu_routing_info().", &g_sssp_algorithm, "auto",
+      PGC_USERSET, 0, check_sssp_algorithm, nullptr, nullptr);
+  DefineCustomStringVariable(
+      "gpu_routing.apsp_algorithm",
+      "Engine for all-pairs and many-source calls (gpu_apsp, gpu_sssp and gpu_path with arrays).",
+      "auto, or an engine name listed by gpu_routing_info().", &g_apsp_algorithm, "auto",
+      PGC_USERSET, 0, check_apsp_algorithm, nullptr, nullptr);
+  DefineCustomIntVariable("gpu_routing.threads",
+                          "OpenMP threads of the CPU engines (0 = every core).", nullptr,
+                          &g_threads, 0, 0, 1024, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.max_memory",
+      "Largest memory one call may plan to use (graph, engine buffers, results).",
+      "A call that would need more is refused with an error naming the size, before it "
+      "allocates. An all-pairs call over V vertices counts its V x V result.",
+      &g_max_memory_kb, 4 * 1024 * 1024, 1024, INT_MAX, PGC_USERSET, GUC_UNIT_KB, nullptr, nullptr,
+      nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.block_size",
+      "CUDA threads per block of the GPU engines (0 = each engine's tuned default).", nullptr,
+      &g_block_size, 0, 0, 1024, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("gpu_routing.streams",
+                          "CUDA streams of the concurrent engine (0 = its default).", nullptr,
+                          &g_streams, 0, 0, 256, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("gpu_routing");
+}
+
+Settings current_settings() {
+  Settings s;
+  s.device = static_cast<DeviceSetting>(g_device);
+  s.sssp_algorithm = g_sssp_algorithm != nullptr ? g_sssp_algorithm : "auto";
+  s.apsp_algorithm = g_apsp_algorithm != nullptr ? g_apsp_algorithm : "auto";
+  s.threads = g_threads;
+  s.max_memory_bytes = static_cast<std::size_t>(g_max_memory_kb) * 1024;
+  s.block_size = g_block_size;
+  s.streams = g_streams;
+  return s;
+}
+
+}  // namespace gpu_routing::pg
+
+void _PG_init(void) {
+  gpu_routing::pg::define_settings();
+}

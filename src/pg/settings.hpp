@@ -1,0 +1,24 @@
+// The gpu_routing.* settings, read once per call into plain values for the C++ side.
+#pragma once
+
+#include <string>
+
+#include "engine_select.hpp"
+
+namespace gpu_routing::pg {
+
+struct Settings {
+  DeviceSetting device = DeviceSetting::kAuto;
+  std::string sssp_algorithm = "auto";
+  std::string apsp_algorithm = "auto";
+  int threads = 0;
+  std::size_t max_memory_bytes = 0;
+  int block_size = 0;
+  int streams = 0;
+};
+
+void define_settings();       // from _PG_init
+Settings current_settings();  // plain copy; no PostgreSQL state escapes
+const char* device_setting_name(DeviceSetting device);
+
+}  // namespace gpu_routing::pg

@@ -1,0 +1,36 @@
+-- The test database of the pgTAP suite (scripts/test.sh loads it once): the extensions and the
+-- graphs every test file reads. Data comes from ../shared/data (GPU_ROUTING_DATA overrides).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
+CREATE EXTENSION IF NOT EXISTS gpu_routing;
+
+\set data_dir `echo "${GPU_ROUTING_DATA:-../shared/data}"`
+\set sample_file :data_dir '/sample_network.sql'
+\i :sample_file
+
+-- Rome (DIMACS), one row per arc, directed, integer metres.
+\set rome_arcs `awk '$1 == "a" { printf "%s %s %s;", $2, $3, $4 }' "${GPU_ROUTING_DATA:-../shared/data}/rome99.gr"`
+CREATE TABLE rome_edges (id bigint PRIMARY KEY, source bigint, target bigint, cost float8);
+INSERT INTO rome_edges
+SELECT n, split_part(arc, ' ', 1)::bigint, split_part(arc, ' ', 2)::bigint, split_part(arc, ' ', 3)::float8
+FROM unnest(string_to_array(rtrim(:'rome_arcs', ';'), ';')) WITH ORDINALITY AS a(arc, n);
+
+-- Random graphs, the same on every run (setseed): integer weights with ties, parallel edges,
+-- one-way edges and self loops; and real weights, where shortest paths are unique.
+SELECT setseed(0.42);
+CREATE TABLE random_int_edges AS
+SELECT g AS id, (random() * 299)::bigint + 1 AS source, (random() * 299)::bigint + 1 AS target,
+       CASE WHEN random() < 0.2 THEN -1 ELSE (random() * 9)::int + 1 END::float8 AS cost,
+       CASE WHEN random() < 0.3 THEN -1 ELSE (random() * 9)::int + 1 END::float8 AS reverse_cost
+FROM generate_series(1, 1200) g;
+CREATE TABLE random_real_edges AS
+SELECT g AS id, (random() * 399)::bigint + 1 AS source, (random() * 399)::bigint + 1 AS target,
+       CASE WHEN random() < 0.2 THEN -1 ELSE random() * 100 + 0.001 END AS cost,
+       CASE WHEN random() < 0.3 THEN -1 ELSE random() * 100 + 0.001 END AS reverse_cost
+FROM generate_series(1, 1600) g;
+-- Two disconnected parts, sparse and negative vertex ids.
+CREATE TABLE random_sparse_id_edges AS
+SELECT id, source * 1000003 - 50000000 AS source, target * 1000003 - 50000000 AS target, cost, reverse_cost
+FROM random_real_edges WHERE (source <= 200) = (target <= 200);
+ANALYZE;
