@@ -1,0 +1,287 @@
+// End-to-end SQL benchmark: gpu_routing and pgRouting on the same server, the same tables, the
+// same questions, one run. Prints a markdown table of medians and ratios, plus where gpu_routing's
+// time went (gpu_routing_last_run()).
+//
+//   sql_bench --suite cpu|gpu-sssp|gpu-apsp [--reps N] [--data DIR] [--only SUBSTRING]
+// Connection from the PG* environment variables (or --db "conninfo"). The suite creates its
+// tables (bench_*) on first use and keeps them, so repeated runs skip the loading.
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "graph_generators.hpp"
+
+namespace {
+
+using gpu_routing::bench::EdgeList;
+
+PGconn* g_connection = nullptr;
+
+void check(PGresult* result, const std::string& what) {
+  ExecStatusType status = PQresultStatus(result);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_COPY_IN) {
+    std::string message = PQresultErrorMessage(result);
+    PQclear(result);
+    throw std::runtime_error(what + ": " + message);
+  }
+}
+
+std::string scalar(const std::string& sql) {
+  PGresult* result = PQexec(g_connection, sql.c_str());
+  check(result, sql);
+  std::string value = PQntuples(result) > 0 && !PQgetisnull(result, 0, 0) ? PQgetvalue(result, 0, 0) : "";
+  PQclear(result);
+  return value;
+}
+
+void execute(const std::string& sql) {
+  PGresult* result = PQexec(g_connection, sql.c_str());
+  check(result, sql);
+  PQclear(result);
+}
+
+bool table_exists(const std::string& table) {
+  return scalar("SELECT to_regclass('" + table + "') IS NOT NULL") == "t";
+}
+
+// Creates `table` (id, source, target, cost) from the generated edges with COPY.
+void load_table(const std::string& table, const EdgeList& edges) {
+  if (table_exists(table)) return;
+  std::fprintf(stderr, "loading %s (%zu edges)\n", table.c_str(), edges.size());
+  execute("CREATE TABLE " + table + " (id bigint, source bigint, target bigint, cost float8)");
+  PGresult* result = PQexec(g_connection, ("COPY " + table + " FROM STDIN").c_str());
+  check(result, "COPY");
+  PQclear(result);
+  std::string buffer;
+  char line[128];
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    int n = std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%.17g\n", static_cast<long long>(edges.ids[i]),
+                          static_cast<long long>(edges.sources[i]), static_cast<long long>(edges.targets[i]),
+                          edges.costs[i]);
+    buffer.append(line, static_cast<std::size_t>(n));
+    if (buffer.size() > (1 << 20)) {
+      if (PQputCopyData(g_connection, buffer.data(), static_cast<int>(buffer.size())) != 1)
+        throw std::runtime_error(PQerrorMessage(g_connection));
+      buffer.clear();
+    }
+  }
+  if (!buffer.empty() && PQputCopyData(g_connection, buffer.data(), static_cast<int>(buffer.size())) != 1)
+    throw std::runtime_error(PQerrorMessage(g_connection));
+  if (PQputCopyEnd(g_connection, nullptr) != 1) throw std::runtime_error(PQerrorMessage(g_connection));
+  result = PQgetResult(g_connection);
+  check(result, "COPY end");
+  PQclear(result);
+  execute("ANALYZE " + table);
+}
+
+double seconds_of(const std::string& sql, long long* rows) {
+  auto start = std::chrono::steady_clock::now();
+  PGresult* result = PQexec(g_connection, sql.c_str());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check(result, sql);
+  if (rows != nullptr) *rows = PQntuples(result) > 0 ? std::atoll(PQgetvalue(result, 0, 0)) : 0;
+  PQclear(result);
+  return seconds;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Row {
+  std::string workload;
+  std::string ours;    // SELECT count(*) FROM ...
+  std::string theirs;  // the same question to pgRouting; empty: not run (say why in note)
+  std::string settings;  // SET statements before ours
+  std::string note;
+  int reps_theirs = 0;   // 0: the suite's --reps
+};
+
+std::string edges_sql(const std::string& table) { return "'SELECT id, source, target, cost FROM " + table + "'"; }
+
+std::string id_array(const std::vector<long long>& ids) {
+  std::string text = "ARRAY[";
+  for (std::size_t i = 0; i < ids.size(); ++i) text += (i ? "," : "") + std::to_string(ids[i]);
+  return text + "]::bigint[]";
+}
+
+std::vector<long long> spread_ids(long long first, long long last, int count) {
+  std::vector<long long> ids;
+  for (int i = 0; i < count; ++i) ids.push_back(first + (last - first) * i / std::max(1, count - 1));
+  return ids;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string suite = "cpu", data_dir = "../shared/data", conninfo, only;
+  int reps = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
+      return argv[++i];
+    };
+    if (arg == "--suite") suite = value();
+    else if (arg == "--reps") reps = std::atoi(value().c_str());
+    else if (arg == "--data") data_dir = value();
+    else if (arg == "--db") conninfo = value();
+    else if (arg == "--only") only = value();
+    else {
+      std::fprintf(stderr, "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp [--reps N] [--data DIR] [--db CONNINFO] [--only TEXT]\n");
+      return 2;
+    }
+  }
+  if (const char* env = std::getenv("GPU_ROUTING_DATA"); env != nullptr && data_dir == "../shared/data") data_dir = env;
+  g_connection = PQconnectdb(conninfo.c_str());
+  if (PQstatus(g_connection) != CONNECTION_OK) {
+    std::fprintf(stderr, "connection failed: %s", PQerrorMessage(g_connection));
+    return 2;
+  }
+  try {
+    execute("SET client_min_messages = warning");
+    execute("CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE");
+    execute("CREATE EXTENSION IF NOT EXISTS gpu_routing");
+    execute("SET gpu_routing.max_memory = '64GB'");
+
+    std::vector<Row> rows;
+    const std::string ny = data_dir + "/USA-road-d.NY.gr.gz";
+    if (suite == "cpu") {
+      load_table("bench_grid1000", gpu_routing::bench::grid_graph(1000));
+      load_table("bench_ny", gpu_routing::bench::read_dimacs(ny));
+      load_table("bench_grid316", gpu_routing::bench::grid_graph(316));
+      load_table("bench_dense1000", gpu_routing::bench::dense_graph(1000, 0.2, 100));
+      load_table("bench_sparse4096", gpu_routing::bench::random_graph(4096, 4, 100));
+      const std::string cpu = "SET gpu_routing.device = cpu";
+      rows.push_back({"one-to-all, grid 1000x1000 (1M V, 4M E)",
+                      "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_grid1000") + ", 500500)",
+                      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") + ", 500500, 1e18)", cpu, ""});
+      rows.push_back({"one-to-all, New York (264k V, 734k E)",
+                      "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_ny") + ", 1)",
+                      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", cpu, ""});
+      auto matrix_ids = id_array(spread_ids(1, 316 * 316, 100));
+      rows.push_back({"100x100 cost matrix, grid 316x316 (100k V)",
+                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_grid316") + ", " + matrix_ids + ", " + matrix_ids + ")",
+                      "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_grid316") + ", " + matrix_ids + ")", cpu, ""});
+      rows.push_back({"all pairs, dense 1000 V / 200k E (vs pgr_floydWarshall)",
+                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense1000") + ")",
+                      "SELECT count(*) FROM pgr_floydWarshall(" + edges_sql("bench_dense1000") + ")", cpu, ""});
+      rows.push_back({"all pairs, dense 1000 V / 200k E (vs pgr_johnson)",
+                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense1000") + ")",
+                      "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_dense1000") + ")", cpu, ""});
+      rows.push_back({"all pairs, sparse 4096 V / 16k E (vs pgr_johnson)",
+                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_sparse4096") + ")",
+                      "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")", cpu, ""});
+    } else if (suite == "gpu-sssp") {
+      load_table("bench_grid1000", gpu_routing::bench::grid_graph(1000));
+      load_table("bench_ny", gpu_routing::bench::read_dimacs(ny));
+      load_table("bench_random1m", gpu_routing::bench::random_graph(1 << 20, 4, 1000));
+      load_table("bench_rmat20", gpu_routing::bench::rmat_graph(20, 16 << 20, 1000));
+      for (const char* device : {"gpu", "cpu"}) {
+        std::string set = std::string("SET gpu_routing.device = ") + device;
+        std::string tag = std::string(" [") + device + "]";
+        rows.push_back({"gpu_sssp one-to-all, grid 1000x1000" + tag,
+                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_grid1000") + ", 500500)",
+                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") + ", 500500, 1e18)", set, ""});
+        rows.push_back({"gpu_sssp one-to-all, New York" + tag,
+                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_ny") + ", 1)",
+                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", set, ""});
+        rows.push_back({"gpu_sssp one-to-all, random 1M V / 4M E" + tag,
+                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_random1m") + ", 1)",
+                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_random1m") + ", 1, 1e18)", set, ""});
+        rows.push_back({"gpu_sssp one-to-all, R-MAT 2^20 V / 16M E" + tag,
+                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_rmat20") + ", 1)",
+                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_rmat20") + ", 1, 1e18)", set, ""});
+        rows.push_back({"gpu_path one-to-one corner to corner, grid 1000x1000" + tag,
+                        "SELECT count(*) FROM gpu_path(" + edges_sql("bench_grid1000") + ", 1, 1000000)",
+                        "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_grid1000") + ", 1, 1000000)", set, ""});
+        rows.push_back({"gpu_path one-to-one, New York 1 -> 200000" + tag,
+                        "SELECT count(*) FROM gpu_path(" + edges_sql("bench_ny") + ", 1, 200000)",
+                        "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)", set, ""});
+      }
+    } else if (suite == "gpu-apsp") {
+      load_table("bench_ny", gpu_routing::bench::read_dimacs(ny));
+      load_table("bench_sparse4096", gpu_routing::bench::random_graph(4096, 4, 100));
+      load_table("bench_dense2000", gpu_routing::bench::dense_graph(2000, 0.2, 100));
+      auto ids1000 = id_array(spread_ids(1, 264346, 1000));
+      auto ids100 = id_array(spread_ids(1, 264346, 100));
+      for (const char* device : {"gpu", "cpu"}) {
+        std::string set = std::string("SET gpu_routing.device = ") + device;
+        std::string tag = std::string(" [") + device + "]";
+        rows.push_back({"cost matrix 1000x1000, New York" + tag,
+                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids1000 + ", " + ids1000 + ")",
+                        "", set, "pgr_dijkstraCostMatrix: see the 100x100 row (minutes at 1000x1000)"});
+        rows.push_back({"cost matrix 100x100, New York" + tag,
+                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids100 + ", " + ids100 + ")",
+                        "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") + ", " + ids100 + ")", set, "", 1});
+        rows.push_back({"all pairs, sparse 4096 V / 16k E (vs pgr_johnson)" + tag,
+                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_sparse4096") + ")",
+                        "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")", set, ""});
+        rows.push_back({"all pairs, dense 2000 V / 800k E (vs pgr_floydWarshall)" + tag,
+                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense2000") + ")",
+                        "SELECT count(*) FROM pgr_floydWarshall(" + edges_sql("bench_dense2000") + ")", set, "", 1});
+      }
+    } else {
+      throw std::runtime_error("unknown suite " + suite);
+    }
+
+    std::map<std::string, double> theirs_cache;  // the same pgRouting query runs once per suite
+    std::printf("\n| workload | pgRouting (s) | gpu_routing (s) | speed-up | gpu_routing: device, engine | load / build / compute / emit (ms) | rows |\n");
+    std::printf("|---|---:|---:|---:|---|---|---:|\n");
+    for (const Row& row : rows) {
+      if (!only.empty() && row.workload.find(only) == std::string::npos) continue;
+      execute("RESET ALL");
+      execute("SET gpu_routing.max_memory = '64GB'");
+      if (!row.settings.empty()) execute(row.settings);
+      long long our_rows = 0, their_rows = 0;
+      seconds_of(row.ours, &our_rows);  // warm-up: CUDA context, caches
+      std::vector<double> ours, theirs;
+      for (int r = 0; r < reps; ++r) ours.push_back(seconds_of(row.ours, &our_rows));
+      std::string breakdown = scalar(
+          "SELECT device || ', ' || algorithm || '|' || round(load_ms::numeric, 0) || ' / ' || round(build_ms::numeric, 0) || ' / ' || "
+          "round(compute_ms::numeric, 0) || ' / ' || round(emit_ms::numeric, 0) FROM gpu_routing_last_run()");
+      std::string where = breakdown.substr(0, breakdown.find('|'));
+      std::string split = breakdown.substr(breakdown.find('|') + 1);
+      double their_median = 0;
+      if (!row.theirs.empty()) {
+        auto cached = theirs_cache.find(row.theirs);
+        if (cached != theirs_cache.end()) {
+          their_median = cached->second;
+        } else {
+          int their_reps = row.reps_theirs > 0 ? row.reps_theirs : reps;
+          for (int r = 0; r < their_reps; ++r) theirs.push_back(seconds_of(row.theirs, &their_rows));
+          their_median = median(theirs);
+          theirs_cache[row.theirs] = their_median;
+          if (their_rows != our_rows)
+            std::fprintf(stderr, "warning: %s: pgRouting returned %lld rows, gpu_routing %lld\n", row.workload.c_str(),
+                         their_rows, our_rows);
+        }
+      }
+      double our_median = median(ours);
+      char their_text[32] = "-", ratio_text[32] = "-";
+      if (their_median > 0) {
+        std::snprintf(their_text, sizeof their_text, "%.3f", their_median);
+        std::snprintf(ratio_text, sizeof ratio_text, "%.1fx", their_median / our_median);
+      }
+      std::printf("| %s | %s | %.3f | %s | %s | %s | %lld |%s\n", row.workload.c_str(), their_text, our_median,
+                  ratio_text, where.c_str(), split.c_str(), our_rows, row.note.empty() ? "" : (" " + row.note).c_str());
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sql_bench: %s\n", e.what());
+    PQfinish(g_connection);
+    return 1;
+  }
+  PQfinish(g_connection);
+  return 0;
+}
