@@ -54,3 +54,7 @@ $(shlib): $(CORE_LIB)
 clean: clean-core
 clean-core:
 	rm -rf $(CORE_BUILD)
+
+# The regression test names, for scripts that run pg_regress themselves (scripts/gpu/suite.sh).
+print-regress:
+	@echo $(REGRESS)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds everything the GPU machine needs HERE (it has no GoogleTest and no package registry) and
+# stages it under .device/stage for the `device` tool to carry: the extension's files, the unit
+# test and benchmark binaries. A CUDA build made here runs there. See scripts/gpu/suite.sh.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+build=${BUILD:-build/gpu-stage}
+stage=.device/stage
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPU_ROUTING_CUDA=ON -DGPU_ROUTING_CLIENT=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)"
+make -j"$(nproc)" CORE_BUILD="$build" CORE_CMAKE_OPTIONS= >/dev/null
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/ext"
+cp gpu_routing.so gpu_routing.control sql/gpu_routing--*.sql "$stage/ext/"
+for b in "$build"/test/unit/core_tests "$build"/test/unit/gpu_tests "$build"/bench/*_bench; do
+  [ -x "$b" ] && cp "$b" "$stage/bin/"
+done
+mkdir -p .device/data
+cp -u ../shared/data/USA-road-d.NY.gr.gz ../shared/data/USA-road-d.NY.co.gz ../shared/data/rome99.gr \
+      ../shared/data/sample_network.sql .device/data/
+du -sh .device "$stage"
