@@ -12,6 +12,7 @@
 // CancelToken and printed as "> N s".
 // Table 2 (seed 003's tuning): the relax kernels' own time over block sizes.
 // Table 3: the concurrent engine over stream counts (and harish), time per source.
+// Table 4: rounds captured per iteration of the batch graph's conditional loop.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,6 +47,7 @@ struct Options {
   bool quick = false;
   bool tune = true;
   bool streams = true;
+  bool unroll = true;
   int runs = 5;
   double deadline_s = 10;
   std::string csv_path;
@@ -280,6 +282,8 @@ int main(int argc, char** argv) {
       options.tune = false;
     else if (arg == "--no-streams")
       options.streams = false;
+    else if (arg == "--no-unroll")
+      options.unroll = false;
     else if (arg.rfind("--runs=", 0) == 0)
       options.runs = std::max(1, std::atoi(value("--runs=").c_str()));
     else if (arg.rfind("--deadline=", 0) == 0)
@@ -532,6 +536,38 @@ int main(int argc, char** argv) {
                                options.deadline_s * 3);
     std::printf("| cpu dijkstra | 16 threads | %s |\n", cell(m, options.deadline_s * 3).c_str());
     csv.row("streams", *streams_graph, "cpu_dijkstra", "16 threads", m);
+  }
+  // Table 4: rounds per iteration of the batch graph's loop (pure per-round overhead on the
+  // ring, a mix on the random graph).
+  if (options.unroll) {
+    std::vector<std::unique_ptr<BenchGraph>> graphs;
+    std::fprintf(stderr, "building the unroll graphs ...\n");
+    graphs.push_back(load_graph("ring", options));
+    if (streams_graph) graphs.push_back(std::move(streams_graph));
+    const std::vector<int> unrolls = {1, 2, 4, 8};
+    std::printf("\n## Rounds per iteration of the batch graph's loop: ms per source\n\n");
+    std::printf("| engine | graph |");
+    for (int u : unrolls) std::printf(" %d |", u);
+    std::printf("\n|---|---|");
+    for (std::size_t i = 0; i < unrolls.size(); ++i) std::printf("---:|");
+    std::printf("\n");
+    for (const char* name : {"frontier", "crauser", "bellman_ford"}) {
+      const EngineInfo* info = find_engine(name, Device::kGpu);
+      if (info == nullptr) continue;
+      for (const auto& bg : graphs) {
+        std::printf("| %s | %s |", name, bg->name.c_str());
+        for (int u : unrolls) {
+          gpu::set_rounds_per_graph_iteration(u);
+          Measurement m =
+              run_engine(*info, *bg, EngineOptions{}, options.runs, 1, options.deadline_s);
+          std::printf(" %s |", cell(m, options.deadline_s).c_str());
+          csv.row("rounds_per_iteration", *bg, name, std::to_string(u), m);
+        }
+        gpu::set_rounds_per_graph_iteration(0);
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
   }
   return 0;
 }

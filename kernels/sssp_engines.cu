@@ -70,6 +70,10 @@ constexpr int kBellmanFordBlockSize = 256;
 
 std::atomic<bool> g_time_relax{false};
 std::atomic<bool> g_plain_launches{false};
+// Rounds captured into one iteration of the batch graph's loop: the loop's own per-iteration
+// cost is paid once for them (rounds after the end are no-op launches, at most this minus one).
+constexpr int kDefaultRoundsPerIteration = 1;
+std::atomic<int> g_rounds_per_iteration{kDefaultRoundsPerIteration};
 
 enum class Method { kFrontier, kFrontierPred, kCrauser, kBellmanFord };
 enum class Storage { kLists, kMatrix, kAuto };
@@ -906,10 +910,12 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
   void build_batch_graphs() {
     use_graphs_ = !g_plain_launches.load();
     if (!use_graphs_) return;
+    const int rounds = std::max(1, std::min(64, g_rounds_per_iteration.load()));
+    if (rounds != 1) add_note(std::to_string(rounds) + " rounds per graph iteration");
     for (auto& lane : lanes_) {
       Lane& l = *lane;
       bool built = l.graph.build(l.stream.get(), [&](cudaStream_t s, cudaGraphConditionalHandle h) {
-        enqueue_round(l, s, h);
+        for (int r = 0; r < rounds; ++r) enqueue_round(l, s, h);
       });
       if (!built) {
         use_graphs_ = false;
@@ -1128,6 +1134,10 @@ void set_relax_kernel_timing(bool on) {
 
 void set_plain_round_launches(bool on) {
   g_plain_launches.store(on);
+}
+
+void set_rounds_per_graph_iteration(int rounds) {
+  g_rounds_per_iteration.store(rounds > 0 ? rounds : kDefaultRoundsPerIteration);
 }
 
 double relax_kernel_ms(const ShortestPathEngine& engine) {

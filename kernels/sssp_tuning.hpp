@@ -17,6 +17,10 @@ void set_relax_kernel_timing(bool on);
 // nodes. For tests.
 void set_plain_round_launches(bool on);
 
+// Rounds captured into one iteration of the batch graph's conditional loop, for engines created
+// afterwards (0 = the default). For bench/sssp_bench's measurement and the tests.
+void set_rounds_per_graph_iteration(int rounds);
+
 // Milliseconds the engine's relax kernels took over the sources it finished (relax timing on),
 // 0 without timing, and -1 when `engine` is not of this family.
 double relax_kernel_ms(const ShortestPathEngine& engine);

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "../../kernels/gpu_engines.hpp"
 #include "../../kernels/predecessors_gpu.cuh"
 #include "../../kernels/sssp_tuning.hpp"
 #include "engine.hpp"
@@ -49,11 +51,10 @@ std::vector<const EngineInfo*> engines_under_test() {
   return engines;
 }
 
-// Runs `info` on `sources` and compares every row with the reference.
-::testing::AssertionResult matches_reference(const EngineInfo& info, const Graph& g,
-                                             const std::vector<VertexIndex>& sources,
-                                             const EngineOptions& options = {},
-                                             ShortestPathEngine* reuse = nullptr) {
+::testing::AssertionResult compare_with_reference(const EngineInfo& info, const Graph& g,
+                                                  const std::vector<VertexIndex>& sources,
+                                                  const EngineOptions& options,
+                                                  ShortestPathEngine* reuse) {
   std::unique_ptr<ShortestPathEngine> owned;
   ShortestPathEngine* engine = reuse;
   if (engine == nullptr) {
@@ -84,6 +85,34 @@ std::vector<const EngineInfo*> engines_under_test() {
   return ::testing::AssertionSuccess();
 }
 
+// Runs `info` on `sources` and compares every row with the reference; an exception is a failure.
+::testing::AssertionResult matches_reference(const EngineInfo& info, const Graph& g,
+                                             const std::vector<VertexIndex>& sources,
+                                             const EngineOptions& options = {},
+                                             ShortestPathEngine* reuse = nullptr) {
+  try {
+    return compare_with_reference(info, g, sources, options, reuse);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << info.name << " threw: " << e.what();
+  }
+}
+
+// One failure per engine and test: an engine that failed is not run again in that test, and
+// the other engines' results still show.
+class EngineFailures {
+ public:
+  bool failed(const EngineInfo& info) const { return names_.count(info.name) != 0; }
+  void expect(const EngineInfo& info, const ::testing::AssertionResult& result,
+              const std::string& context) {
+    if (result) return;
+    names_.insert(info.name);
+    ADD_FAILURE() << result.message() << " [" << context << "]";
+  }
+
+ private:
+  std::set<std::string> names_;
+};
+
 Graph make_graph(const EdgeTable& table, bool directed) {
   Graph g = build_graph(table.view(), directed);
   ensure_reverse(g);
@@ -110,6 +139,7 @@ TEST(GpuSssp, EngineTableHasTheFamily) {
 }
 
 void check_random_graphs(int graphs) {
+  EngineFailures failures;
   int checked = 0;
   for (unsigned seed = 1; seed <= static_cast<unsigned>(graphs); ++seed) {
     RandomGraphSpec spec;
@@ -128,7 +158,8 @@ void check_random_graphs(int graphs) {
     if (g.vertex_count() == 0) continue;
     auto sources = some_sources(g);
     for (const EngineInfo* info : engines_under_test()) {
-      ASSERT_TRUE(matches_reference(*info, g, sources)) << testing::describe(spec, seed);
+      if (failures.failed(*info)) continue;
+      failures.expect(*info, matches_reference(*info, g, sources), testing::describe(spec, seed));
       ++checked;
     }
   }
@@ -138,6 +169,22 @@ void check_random_graphs(int graphs) {
 TEST(GpuSssp, EveryEngineMatchesTheReferenceOnRandomGraphs) {
   SKIP_WITHOUT_GPU();
   check_random_graphs(random_graph_count());
+}
+
+// Several rounds per iteration of the batch graph's loop: the search may end, or the batch's
+// round budget run out, in the middle of an iteration.
+TEST(GpuSssp, SeveralRoundsPerGraphIterationMatchTheReference) {
+  SKIP_WITHOUT_GPU();
+  for (int rounds : {3, 4}) {
+    gpu::set_rounds_per_graph_iteration(rounds);
+    check_random_graphs(std::max(3, random_graph_count() / 5));
+    EdgeTable chain;  // 2000 rounds: several batches
+    for (int v = 1; v < 2000; ++v) chain.add(v, v + 1, v % 3);
+    Graph g = make_graph(chain, true);
+    for (const EngineInfo* info : engines_under_test())
+      EXPECT_TRUE(matches_reference(*info, g, {0, 1000})) << rounds << " rounds per iteration";
+  }
+  gpu::set_rounds_per_graph_iteration(0);
 }
 
 // The path drivers without conditional graph nodes take: rounds as plain kernel launches.
@@ -150,6 +197,7 @@ TEST(GpuSssp, PlainRoundLaunchesMatchTheReferenceToo) {
 
 TEST(GpuSssp, DenseGraphsAndTheMatrixSwitch) {
   SKIP_WITHOUT_GPU();
+  EngineFailures failures;
   for (int n : {2, 33, 97, 130}) {
     EdgeTable t;
     std::mt19937 rng(static_cast<unsigned>(n));
@@ -159,7 +207,9 @@ TEST(GpuSssp, DenseGraphsAndTheMatrixSwitch) {
     for (bool directed : {true, false}) {
       Graph g = make_graph(t, directed);
       for (const EngineInfo* info : engines_under_test())
-        ASSERT_TRUE(matches_reference(*info, g, some_sources(g))) << "n=" << n;
+        if (!failures.failed(*info))
+          failures.expect(*info, matches_reference(*info, g, some_sources(g)),
+                          "n=" + std::to_string(n));
       for (const char* name : {"frontier", "frontier_pred"}) {
         auto engine = find_engine(name, Device::kGpu)->create(g, {});
         EXPECT_NE(engine->report().notes.find("adjacency matrix"), std::string::npos)
@@ -181,10 +231,13 @@ TEST(GpuSssp, HeavyVerticesAndLongChains) {
   for (int v = 701; v < 1300; ++v) t.add(v, v + 1, static_cast<double>(rng() % 3));
   t.add(1, 701, 2);
   t.add(1300, 1, 1);
+  EngineFailures failures;
   for (bool directed : {true, false}) {
     Graph g = make_graph(t, directed);
     for (const EngineInfo* info : engines_under_test())
-      ASSERT_TRUE(matches_reference(*info, g, {0, 5, 700, 1299}));
+      if (!failures.failed(*info))
+        failures.expect(*info, matches_reference(*info, g, {0, 5, 700, 1299}),
+                        directed ? "directed" : "undirected");
   }
 }
 
@@ -198,12 +251,15 @@ TEST(GpuSssp, OneVertexAndNoArcs) {
   isolated.add(1, 1, 0);
   isolated.add(2, 2, 5);
   isolated.add(3, 3, 1);
+  EngineFailures failures;
   for (const EdgeTable* t : {&loop, &unusable_reverse, &isolated}) {
     Graph g = make_graph(*t, true);
     std::vector<VertexIndex> all;
     for (VertexIndex v = 0; v < g.vertex_count(); ++v) all.push_back(v);
     for (const EngineInfo* info : engines_under_test())
-      ASSERT_TRUE(matches_reference(*info, g, all));
+      if (!failures.failed(*info))
+        failures.expect(*info, matches_reference(*info, g, all),
+                        std::to_string(g.vertex_count()) + " vertices");
   }
 }
 
@@ -216,11 +272,14 @@ TEST(GpuSssp, BlockSizesAndStreams) {
   EdgeTable t = testing::random_edges(spec, 77);
   Graph g = make_graph(t, true);
   std::vector<VertexIndex> sources = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EngineFailures failures;
   for (int block : {32, 64, 96, 100, 192, 512, 1024, 5000}) {
     EngineOptions options;
     options.block_size = block;
     for (const EngineInfo* info : engines_under_test())
-      ASSERT_TRUE(matches_reference(*info, g, sources, options)) << "block " << block;
+      if (!failures.failed(*info))
+        failures.expect(*info, matches_reference(*info, g, sources, options),
+                        "block " + std::to_string(block));
   }
   for (int streams : {1, 2, 3, 7, 16}) {
     EngineOptions options;
@@ -235,14 +294,23 @@ TEST(GpuSssp, BlockSizesAndStreams) {
 TEST(GpuSssp, CounterexampleGraphGivesTheSameAnswer100Times) {
   SKIP_WITHOUT_GPU();
   EdgeTable t = testing::counterexample_edges(1024);
+  EngineFailures failures;
   for (bool directed : {true, false}) {
     Graph g = make_graph(t, directed);
     ASSERT_EQ(reference_dijkstra(g.forward, 0)[1023], 2.0);
     for (const EngineInfo* info : engines_under_test()) {
-      auto engine = info->create(g, {});
-      for (int run = 0; run < 100; ++run)
-        ASSERT_TRUE(matches_reference(*info, g, {0}, {}, engine.get()))
-            << (directed ? "directed" : "undirected") << ", run " << run;
+      if (failures.failed(*info)) continue;
+      std::unique_ptr<ShortestPathEngine> engine;
+      try {
+        engine = info->create(g, {});
+      } catch (const std::exception& e) {
+        failures.expect(*info, ::testing::AssertionFailure() << e.what(), "create");
+        continue;
+      }
+      for (int run = 0; run < 100 && !failures.failed(*info); ++run)
+        failures.expect(
+            *info, matches_reference(*info, g, {0}, {}, engine.get()),
+            std::string(directed ? "directed" : "undirected") + ", run " + std::to_string(run));
     }
   }
 }
@@ -257,7 +325,13 @@ TEST(GpuSssp, CancelThrowsAndTheEngineStaysUsable) {
     if (info->dense) continue;  // 22,500^2 doubles
     EngineOptions options;
     options.cancel = CancelToken([] { return g_cancel_now; });
-    auto engine = info->create(g, options);
+    std::unique_ptr<ShortestPathEngine> engine;
+    try {
+      engine = info->create(g, options);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << info->name << ": " << e.what();
+      continue;
+    }
     std::vector<VertexIndex> sources = {0, 1, 2, 3};
     std::vector<double> dist(sources.size() * static_cast<std::size_t>(g.vertex_count()));
     SolveRequest request;
@@ -313,11 +387,13 @@ TEST(GpuSssp, BudgetAndMatrixSizeRefusals) {
   EXPECT_EQ(frontier->report().notes.find("adjacency matrix"), std::string::npos);
 }
 
+// This family's reports (other engines keep their own conventions).
 TEST(GpuSssp, ReportSaysWhatRan) {
   SKIP_WITHOUT_GPU();
   EdgeTable t = testing::grid_edges(40, 40, 10, 9);
   Graph g = make_graph(t, true);
-  for (const EngineInfo* info : engines_under_test()) {
+  for (const EngineInfo& family_info : gpu::dijkstra_family_engines()) {
+    const EngineInfo* info = &family_info;
     auto engine = info->create(g, {});
     ASSERT_TRUE(matches_reference(*info, g, {0, 100}, {}, engine.get()));
     const EngineReport& report = engine->report();
