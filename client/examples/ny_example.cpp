@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
                                     {"Central Park", -73.9654, 40.7829},
                                     {"Brooklyn Bridge", -73.9969, 40.7061}};
     std::vector<gr::VertexId> ids;
-    for (const Place& place : places)
+    for (const Place& place : places) {
       ids.push_back(router.nearest_vertex(vertices, place.lon, place.lat)->vertex.id);
+    }
 
     // One route, step by step.
     if (const auto route = router.path(ids[0], ids[1])) {

@@ -3,16 +3,17 @@
 // 3 server error; every failure prints one line on standard error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu_routing/router.hpp"
@@ -77,7 +78,7 @@ Output:
                                                                      --format geojson
   --batch-size N            matrix: sources per request [about 1M cells]  --batch-size 100
   --no-progress             matrix: no progress bar (shown on standard error when it is a
-                            terminal)
+                            terminal and the rows go elsewhere)
   -v, --verbose             on standard error: the vertices found for coordinates, and where the
                             server computed (gpu_routing_last_run)
   -h, --help                this text
@@ -598,7 +599,9 @@ int run_reachable(gpu_routing::Router& router, const Options& options) {
 int run_matrix(gpu_routing::Router& router, const Options& options) {
   const std::vector<VertexId>& sources = options.ids_given ? options.ids : options.sources;
   const std::vector<VertexId>& targets = options.ids_given ? options.ids : options.targets;
-  ProgressBar bar(options.progress && isatty(STDERR_FILENO));
+  // The bar shares a terminal with the rows only for the grid, which is printed after it.
+  ProgressBar bar(options.progress && isatty(STDERR_FILENO) &&
+                  (options.format == "table" || !isatty(STDOUT_FILENO)));
   gpu_routing::MatrixOptions call;
   call.batch_sources = options.batch_size;
   call.on_progress = [&](const gpu_routing::MatrixProgress& progress) { bar.update(progress); };
