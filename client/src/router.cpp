@@ -111,8 +111,10 @@ std::optional<std::int64_t> as_optional_int64(const pqxx::field& field) {
   return as_int64(field);
 }
 
+// statement_timeout's text; zero (or less) turns the timeout off, as it does in PostgreSQL.
 std::string milliseconds_text(milliseconds duration) {
-  return std::to_string(std::max<std::int64_t>(1, duration.count())) + "ms";
+  if (duration.count() <= 0) return "0";
+  return std::to_string(duration.count()) + "ms";
 }
 
 // The error a failed statement becomes: the server's message, SQLSTATE, detail and hint.
@@ -548,8 +550,8 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
     }
 
     // The call's timeout covers the whole matrix: each batch gets what is left of it.
-    std::optional<milliseconds> timeout;
-    if (budget) {
+    std::optional<milliseconds> timeout = budget;
+    if (budget && budget->count() > 0) {
       const auto left = *budget - std::chrono::duration_cast<milliseconds>(Clock::now() - started);
       if (left.count() <= 0) {
         throw TimeoutError("the cost matrix ran past its timeout of " +

@@ -145,7 +145,8 @@ struct EngineSettings {
 struct RouterOptions {
   bool directed = true;
   EngineSettings engine;
-  // Timeout of every call unless the call gives its own; unset: the server's statement_timeout.
+  // Timeout of every call unless the call gives its own; unset: the server's statement_timeout;
+  // zero: none.
   std::optional<std::chrono::milliseconds> timeout;
   // Cost matrices are requested in batches of sources of about this many cells each, so neither
   // the client nor the server holds more than one batch of result rows at a time.
@@ -155,8 +156,8 @@ struct RouterOptions {
 };
 
 struct CallOptions {
-  // Overrides RouterOptions::timeout for this call: statement_timeout while it runs. A cost
-  // matrix requested in batches is given the time left of this budget on each batch.
+  // Overrides RouterOptions::timeout for this call (zero: none): statement_timeout while it
+  // runs. A cost matrix requested in batches is given the time left of this budget on each batch.
   std::optional<std::chrono::milliseconds> timeout;
 };
 
