@@ -18,7 +18,7 @@ FROM unnest(string_to_array(rtrim(:'rome_arcs', ';'), ';')) WITH ORDINALITY AS a
 
 -- Random graphs, the same on every run (setseed): integer weights with ties, parallel edges,
 -- one-way edges and self loops; and real weights, where shortest paths are unique.
-SELECT setseed(0.42);
+SELECT setseed(0.42) \gset
 CREATE TABLE random_int_edges AS
 SELECT g AS id, (random() * 299)::bigint + 1 AS source, (random() * 299)::bigint + 1 AS target,
        CASE WHEN random() < 0.2 THEN -1 ELSE (random() * 9)::int + 1 END::float8 AS cost,
@@ -33,4 +33,16 @@ FROM generate_series(1, 1600) g;
 CREATE TABLE random_sparse_id_edges AS
 SELECT id, source * 1000003 - 50000000 AS source, target * 1000003 - 50000000 AS target, cost, reverse_cost
 FROM random_real_edges WHERE (source <= 200) = (target <= 200);
+-- A rows x cols grid with unit costs both ways (vertex r * cols + c + 1, edge ids 1..): the big,
+-- sparse graphs of the cancel and memory tests, generated on demand instead of stored.
+CREATE FUNCTION grid_edges(rows integer, cols integer)
+RETURNS TABLE (id bigint, source bigint, target bigint, cost float8, reverse_cost float8)
+LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT row_number() OVER (ORDER BY e.tail, e.head), e.tail, e.head, 1.0::float8, 1.0::float8
+  FROM (SELECT r::bigint * cols + c + 1 AS tail, r::bigint * cols + c + 2 AS head
+        FROM generate_series(0, rows - 1) r, generate_series(0, cols - 2) c
+        UNION ALL
+        SELECT r::bigint * cols + c + 1, (r + 1)::bigint * cols + c + 1
+        FROM generate_series(0, rows - 2) r, generate_series(0, cols - 1) c) AS e
+$$;
 ANALYZE;
