@@ -63,8 +63,10 @@ class RoutingCall {
               const gpu::Availability& gpus);
   ~RoutingCall();
 
-  // Which sources and targets. Ids not in the graph are dropped (pgRouting returns no rows for
-  // them); duplicates are merged; results come out in ascending (source, target) order.
+  // Which sources and targets. Ids not in the graph are dropped, so they give no rows (as
+  // pgr_dijkstra and pgr_dijkstraCost; pgr_drivingDistance alone returns a root row for a source
+  // outside the graph); duplicates are merged; results come out in ascending (source, target)
+  // order.
   void set_sources(const std::int64_t* ids, std::size_t count);  // kSsspMany, kCostMatrix, kPaths
   void set_targets(const std::int64_t* ids, std::size_t count);  // kCostMatrix, kPaths
   void set_all_targets();                                        // kCostMatrix with targets NULL

@@ -58,6 +58,9 @@ bool value_type_of(Oid type, ColumnKind kind, ValueType* value_type) {
 
 void receiver_startup(DestReceiver* self, int, TupleDesc desc) {
   Receiver* r = reinterpret_cast<Receiver*>(self);
+  if (r->started)  // a second result set (a rule's extra query): never mix two shapes of rows
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s returned more than one result set", r->what, r->function)));
   r->started = true;
   r->max_attribute = -1;
   for (int c = 0; c < r->spec_count; ++c) {
@@ -206,6 +209,18 @@ void read_query_columns(const char* sql, const char* what, const char* function,
   receiver.spec_count = spec_count;
   receiver.out = out;
   *out = QueryColumns();
+
+  // One statement only: several would run one after another into the same arrays (pgRouting
+  // refuses them too).
+  List* statements = pg_parse_query(sql);
+  if (list_length(statements) == 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s must be a query returning rows; it holds no statement", what, function)));
+  if (list_length(statements) > 1)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s must be one SQL query, not %d statements", what, function,
+                           list_length(statements))));
+  list_free_deep(statements);
 
   if (SPI_connect() != SPI_OK_CONNECT)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: SPI_connect failed", function)));

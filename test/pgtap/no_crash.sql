@@ -189,25 +189,17 @@ SELECT results_eq(
   $$SELECT * FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges WHERE id <= 10', 6)$$,
   'a gpu_routing call inside edges_sql');
 
--- Several statements in one edges_sql / combinations_sql. pgRouting refuses them (a cursor
--- cannot hold a multi-query plan); gpu_routing should too. 3.
-SELECT todo('BUG: edges_sql with several statements is accepted; their rows are concatenated', 1);
+-- Several statements in one edges_sql / combinations_sql are refused (pgRouting refuses them
+-- too): run one after another they would mix rows of two shapes into the same arrays. 3.
 SELECT throws_ok($$SELECT * FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges WHERE id < 5; SELECT id, source, target, cost FROM sample_edges', 6)$$,
-                 NULL, NULL, 'edges_sql with two statements is refused');
-SELECT todo('BUG: combinations_sql with several statements is accepted; their rows are concatenated', 1);
+                 '22023', 'edges_sql of gpu_sssp must be one SQL query, not 2 statements',
+                 'edges_sql with two statements is refused');
 SELECT throws_ok(format('SELECT * FROM gpu_path(%L, %L)', :'e', 'SELECT 6 AS source, 10 AS target; SELECT 1 AS source, 17 AS target'),
-                 NULL, NULL, 'combinations_sql with two statements is refused');
--- The same with a column the first statement lacks writes through a NULL array: the backend
--- dies (SIGSEGV) and the postmaster restarts every session, so it runs only on request.
-\getenv crash_tests GPU_ROUTING_TEST_CRASHES
-\if :{?crash_tests}
-SELECT todo('BUG: a later statement with a column the first lacks crashes the backend', 1);
+                 '22023', 'combinations_sql of gpu_path must be one SQL query, not 2 statements',
+                 'combinations_sql with two statements is refused');
+-- Once crashed the backend (a later statement with a column the first lacked).
 SELECT throws_ok($$SELECT * FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges; SELECT id, source, target, cost, reverse_cost FROM sample_edges', 6)$$,
-                 NULL, NULL, 'edges_sql whose second statement adds reverse_cost is refused');
-\else
-SELECT skip('BUG: edges_sql ''SELECT id, source, target, cost ...; SELECT id, source, target, cost, reverse_cost ...'' '
-            'crashes the backend (SIGSEGV); GPU_ROUTING_TEST_CRASHES=1 runs it', 1);
-\endif
+                 '22023', NULL, 'edges_sql whose second statement adds reverse_cost is refused');
 
 -- Many unknown ids. 1.
 SELECT is_empty(format('SELECT * FROM gpu_apsp(%L, ARRAY(SELECT generate_series(1000, 200999)::bigint), ARRAY[-1, 6])', :'e'),
