@@ -1,0 +1,304 @@
+// near_far against the 1-thread CPU Dijkstra on the benchmark graphs (single source, compute only,
+// graph resident), sweeps of its knobs, and the many-source cost matrix on a road network.
+// Prints tables; every GPU row is checked bit for bit against the CPU.
+//
+//   near_far_bench [--quick] [path/to/USA-road-d.NY.gr.gz]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph_generators.hpp"
+#include "gpu.hpp"
+#include "near_far.cuh"
+#include "sssp_dijkstra.hpp"
+
+using namespace gpu_routing;
+using gpu::NearFarConfig;
+
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t m = values.size() / 2;
+  return values.size() % 2 ? values[m] : 0.5 * (values[m - 1] + values[m]);
+}
+
+// Sources that reach much of the graph: vertices with out-arcs, picked by a fixed generator.
+std::vector<VertexIndex> pick_sources(const Graph& g, int count, unsigned seed) {
+  std::vector<VertexIndex> sources;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<VertexIndex> any(0, g.vertex_count() - 1);
+  while (static_cast<int>(sources.size()) < count) {
+    const VertexIndex v = any(rng);
+    if (g.forward.end(v) - g.forward.begin(v) >= 2) sources.push_back(v);
+  }
+  return sources;
+}
+
+struct CpuRows {
+  std::vector<std::vector<double>> rows;
+  double median_ms = 0;
+};
+
+CpuRows cpu_dijkstra(const Graph& g, const std::vector<VertexIndex>& sources) {
+  CpuRows out;
+  DijkstraWorkspace workspace(g.vertex_count());
+  std::vector<double> times;
+  for (VertexIndex s : sources) {
+    out.rows.emplace_back(static_cast<std::size_t>(g.vertex_count()));
+    Stopwatch watch;
+    workspace.run(g.forward, s, out.rows.back().data(), nullptr, 0, CancelToken());
+    times.push_back(watch.elapsed_ms());
+  }
+  out.median_ms = median(times);
+  return out;
+}
+
+struct GpuResult {
+  double kernel_ms = 0;  // median over sources
+  double solve_ms = 0;   // median, the row's download included
+  double rounds = 0;     // median
+  double items_per_vertex = 0;
+  bool exact = true;
+  int grid_blocks = 0;
+  double delta = 0;
+};
+
+GpuResult run_single(const Graph& g, const NearFarConfig& config,
+                     const std::vector<VertexIndex>& sources, const CpuRows& cpu) {
+  GpuResult result;
+  auto engine = gpu::make_near_far_engine(g, EngineOptions{}, config);
+  std::vector<double> row(static_cast<std::size_t>(g.vertex_count()));
+  SolveRequest request;
+  request.source_count = 1;
+  request.distances = row.data();
+  request.sources = &sources[0];
+  engine->solve(request);  // upload and warm-up
+  std::vector<double> kernel, solve, rounds, items;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    request.sources = &sources[i];
+    Stopwatch watch;
+    engine->solve(request);
+    solve.push_back(watch.elapsed_ms());
+    const gpu::NearFarStats stats = gpu::near_far_stats(*engine);
+    kernel.push_back(stats.kernel_ms);
+    rounds.push_back(static_cast<double>(stats.rounds));
+    items.push_back(static_cast<double>(stats.frontier_items) / g.vertex_count());
+    result.grid_blocks = stats.grid_blocks;
+    result.delta = stats.delta;
+    if (std::memcmp(row.data(), cpu.rows[i].data(), row.size() * sizeof(double)) != 0) {
+      result.exact = false;
+      for (std::size_t v = 0; v < row.size(); ++v)
+        if (!(row[v] == cpu.rows[i][v])) {
+          std::printf("  MISMATCH source %d vertex %zu: gpu %.17g cpu %.17g\n", sources[i], v,
+                      row[v], cpu.rows[i][v]);
+          break;
+        }
+    }
+  }
+  result.kernel_ms = median(kernel);
+  result.solve_ms = median(solve);
+  result.rounds = median(rounds);
+  result.items_per_vertex = median(items);
+  return result;
+}
+
+void print_row(const char* label, const GpuResult& r, double cpu_ms) {
+  std::printf("  %-34s %9.3f %9.3f %7.1fx %8.0f %6.2f %6d %10.1f %s\n", label, r.kernel_ms,
+              r.solve_ms, cpu_ms / std::max(r.kernel_ms, 1e-9), r.rounds, r.items_per_vertex,
+              r.grid_blocks, r.delta, r.exact ? "exact" : "WRONG");
+  std::fflush(stdout);
+}
+
+void single_source_table(const bench::EdgeList& edges, bool quick) {
+  Stopwatch build_watch;
+  Graph g = build_graph(edges.view(), true);
+  const int source_count = quick ? 3 : 7;
+  const std::vector<VertexIndex> sources = pick_sources(g, source_count, 12345);
+  const CpuRows cpu = cpu_dijkstra(g, sources);
+  std::printf("\n%s: V=%d E=%d (built in %.0f ms)\n", edges.name.c_str(), g.vertex_count(),
+              g.arc_count(), build_watch.elapsed_ms());
+  std::printf("  CPU Dijkstra, 1 thread: median %.2f ms over %d sources\n", cpu.median_ms,
+              source_count);
+  std::printf("  %-34s %9s %9s %8s %8s %6s %6s %10s\n", "near_far variant", "kernel", "solve",
+              "vs CPU", "rounds", "items", "blocks", "delta");
+  print_row("default", run_single(g, NearFarConfig{}, sources, cpu), cpu.median_ms);
+  if (quick) return;
+  for (double scale : {0.25, 0.5, 2.0, 4.0}) {
+    NearFarConfig c;
+    c.delta_scale = scale;
+    print_row(("delta x" + std::to_string(scale).substr(0, 4)).c_str(),
+              run_single(g, c, sources, cpu), cpu.median_ms);
+  }
+  for (int hops : {0, 1, 2, 8, 16}) {
+    NearFarConfig c;
+    c.local_hops = hops;
+    print_row(("local hops " + std::to_string(hops)).c_str(), run_single(g, c, sources, cpu),
+              cpu.median_ms);
+  }
+  {
+    NearFarConfig c;
+    c.grid_wide_registers = true;
+    print_row("no register cap (1 block/SM)", run_single(g, c, sources, cpu), cpu.median_ms);
+  }
+  for (int small : {0, 128, 2048, 8192}) {
+    NearFarConfig c;
+    c.small_frontier = small;
+    print_row(("small_frontier " + std::to_string(small)).c_str(), run_single(g, c, sources, cpu),
+              cpu.median_ms);
+  }
+  for (int block : {256, 1024}) {
+    NearFarConfig c;
+    c.grid_block_size = block;
+    print_row(("grid block " + std::to_string(block)).c_str(), run_single(g, c, sources, cpu),
+              cpu.median_ms);
+  }
+  {
+    NearFarConfig c;
+    c.grid_blocks_per_sm = 1;
+    print_row("1 block per SM", run_single(g, c, sources, cpu), cpu.median_ms);
+  }
+  {
+    NearFarConfig c;
+    c.precheck = false;
+    print_row("no precheck", run_single(g, c, sources, cpu), cpu.median_ms);
+  }
+  {
+    NearFarConfig c;
+    c.block_stretch_rounds = 64;
+    print_row("stretch 64 rounds", run_single(g, c, sources, cpu), cpu.median_ms);
+  }
+}
+
+// The cost matrix: `count` sources x `count` targets on one graph.
+void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
+  Graph g = build_graph(edges.view(), true);
+  const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+  std::vector<VertexIndex> sources = pick_sources(g, count, 777);
+  std::vector<VertexIndex> targets = pick_sources(g, count, 999);
+  const int checked = quick ? 3 : 12;
+  const CpuRows cpu =
+      cpu_dijkstra(g, std::vector<VertexIndex>(sources.begin(), sources.begin() + checked));
+  std::printf(
+      "\n%s: %d x %d cost matrix (V=%zu E=%d); CPU 1-thread Dijkstra %.2f ms per source -> %.0f ms "
+      "for all %d\n",
+      edges.name.c_str(), count, count, n, g.arc_count(), cpu.median_ms, cpu.median_ms * count,
+      count);
+  std::printf("  %-44s %10s %10s %9s %6s %12s %s\n", "near_far run", "kernel ms", "solve ms",
+              "per src", "slots", "rounds/src", "check");
+  std::vector<double> rows(static_cast<std::size_t>(count) * n);
+
+  auto run = [&](const char* label, NearFarConfig config, int batch, bool with_targets,
+                 int repeats) {
+    auto engine = gpu::make_near_far_engine(g, EngineOptions{}, config);
+    std::vector<double> kernel_times, solve_times;
+    gpu::NearFarStats stats;
+    bool exact = true;
+    for (int rep = 0; rep <= repeats; ++rep) {  // rep 0 is the warm-up (upload, mode choice)
+      double kernel = 0, solve = 0;
+      long long rounds = 0;
+      for (int first = 0; first < count; first += batch) {
+        SolveRequest request;
+        request.sources = sources.data() + first;
+        request.source_count = std::min(batch, count - first);
+        request.distances = rows.data() + static_cast<std::size_t>(first) * n;
+        if (with_targets) {
+          request.targets = targets.data();
+          request.target_count = count;
+        }
+        Stopwatch watch;
+        engine->solve(request);
+        solve += watch.elapsed_ms();
+        stats = gpu::near_far_stats(*engine);
+        kernel += stats.kernel_ms;
+        rounds += stats.rounds;
+      }
+      stats.rounds = rounds;
+      if (rep > 0) {
+        kernel_times.push_back(kernel);
+        solve_times.push_back(solve);
+      }
+    }
+    for (int i = 0; i < checked; ++i)
+      for (int j = 0; j < count; ++j) {
+        const std::size_t v =
+            with_targets ? static_cast<std::size_t>(targets[j]) : static_cast<std::size_t>(j);
+        if (!(rows[static_cast<std::size_t>(i) * n + v] ==
+              cpu.rows[static_cast<std::size_t>(i)][v]))
+          exact = false;
+      }
+    const double k = median(kernel_times);
+    std::printf("  %-44s %10.2f %10.2f %9.4f %6d %12.0f %s\n", label, k, median(solve_times),
+                k / count, stats.batch_slots, static_cast<double>(stats.rounds) / count,
+                exact ? "exact" : "WRONG");
+    std::fflush(stdout);
+  };
+
+  NearFarConfig blocks;
+  blocks.batch = NearFarConfig::Batch::kBlockPerSource;
+  run("one solve, 1000 targets (block per source)", blocks, count, true, quick ? 1 : 3);
+  run("one solve, auto mode", NearFarConfig{}, count, true, 1);
+  if (quick) return;
+  run("one solve, full rows", blocks, count, false, 1);
+  run("batches of 254, 1000 targets", blocks, 254, true, 2);
+  for (int hops : {0, 1, 2, 8}) {
+    NearFarConfig c = blocks;
+    c.local_hops = hops;
+    run(("local hops " + std::to_string(hops)).c_str(), c, count, true, 2);
+  }
+  for (int block : {128, 512}) {
+    NearFarConfig c = blocks;
+    c.batch_block_size = block;
+    run(("batch block " + std::to_string(block)).c_str(), c, count, true, 2);
+  }
+  for (double scale : {0.25, 0.5, 2.0, 4.0}) {
+    NearFarConfig c = blocks;
+    c.delta_scale = scale;
+    run(("delta x" + std::to_string(scale).substr(0, 4)).c_str(), c, count, true, 2);
+  }
+  {
+    NearFarConfig c = blocks;
+    c.precheck = false;
+    run("no precheck", c, count, true, 2);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string ny_path;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else
+      ny_path = argv[i];
+  }
+  const auto& gpus = gpu::availability();
+  if (!gpus.usable) {
+    std::printf("no usable GPU: %s\n", gpus.reason.c_str());
+    return 1;
+  }
+  std::printf("device: %s, %d SMs; %s\n", gpus.devices[0].name.c_str(),
+              gpus.devices[0].multiprocessors, gpu::build_description().c_str());
+  std::printf(
+      "kernel = search kernels' wall time (graph resident); solve = solve() incl. row download\n");
+  try {
+    if (!ny_path.empty()) {
+      bench::EdgeList ny = bench::read_dimacs(ny_path);
+      single_source_table(ny, quick);
+      cost_matrix_table(ny, 1000, quick);
+    }
+    single_source_table(bench::grid_graph(1000), quick);
+    single_source_table(bench::random_graph(1000000, 4, 1000), quick);
+    single_source_table(bench::rmat_graph(20, std::int64_t{16} << 20, 1000), quick);
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
