@@ -114,7 +114,7 @@ void print_row(const char* label, const GpuResult& r, double cpu_ms) {
   std::fflush(stdout);
 }
 
-void single_source_table(const bench::EdgeList& edges, bool quick) {
+void single_source_table(const bench::EdgeList& edges, bool quick, bool corner_source = false) {
   Stopwatch build_watch;
   Graph g = build_graph(edges.view(), true);
   const int source_count = quick ? 3 : 7;
@@ -127,50 +127,74 @@ void single_source_table(const bench::EdgeList& edges, bool quick) {
   std::printf("  %-34s %9s %9s %8s %8s %6s %6s %10s\n", "near_far variant", "kernel", "solve",
               "vs CPU", "rounds", "items", "blocks", "delta");
   print_row("default", run_single(g, NearFarConfig{}, sources, cpu), cpu.median_ms);
+  if (corner_source) {
+    // The grid's worst case: a corner source, the most dependent rounds.
+    const std::vector<VertexIndex> corner = {0};
+    const CpuRows corner_cpu = cpu_dijkstra(g, corner);
+    std::printf("  corner source 0: CPU Dijkstra %.2f ms\n", corner_cpu.median_ms);
+    print_row("default, corner source", run_single(g, NearFarConfig{}, corner, corner_cpu),
+              corner_cpu.median_ms);
+  }
   if (quick) return;
+  auto variant = [&](const std::string& label, const NearFarConfig& c) {
+    try {
+      print_row(label.c_str(), run_single(g, c, sources, cpu), cpu.median_ms);
+    } catch (const std::exception& e) {
+      std::printf("  %-34s failed: %s\n", label.c_str(), e.what());
+    }
+  };
   for (double scale : {0.25, 0.5, 2.0, 4.0}) {
     NearFarConfig c;
     c.delta_scale = scale;
-    print_row(("delta x" + std::to_string(scale).substr(0, 4)).c_str(),
-              run_single(g, c, sources, cpu), cpu.median_ms);
+    variant("delta x" + std::to_string(scale).substr(0, 4), c);
   }
   for (int hops : {0, 1, 2, 8, 16}) {
     NearFarConfig c;
     c.local_hops = hops;
-    print_row(("local hops " + std::to_string(hops)).c_str(), run_single(g, c, sources, cpu),
-              cpu.median_ms);
+    variant("local hops " + std::to_string(hops), c);
   }
   {
     NearFarConfig c;
-    c.grid_wide_registers = true;
-    print_row("no register cap (1 block/SM)", run_single(g, c, sources, cpu), cpu.median_ms);
+    c.precheck = true;
+    variant("precheck", c);
+  }
+  {
+    NearFarConfig c;
+    c.grid_wide_registers = false;
+    variant("64-register cap (2 blocks/SM)", c);
+  }
+  {
+    NearFarConfig c;
+    c.grid_wide_registers = false;
+    c.precheck = true;
+    variant("64-register cap, precheck", c);
+  }
+  {
+    NearFarConfig c;
+    c.grid_wide_registers = false;
+    c.grid_block_size = 1024;
+    variant("64-register cap, block 1024", c);
+  }
+  {
+    NearFarConfig c;
+    c.grid_block_size = 256;
+    variant("block 256", c);
   }
   for (int small : {0, 128, 2048, 8192}) {
     NearFarConfig c;
     c.small_frontier = small;
-    print_row(("small_frontier " + std::to_string(small)).c_str(), run_single(g, c, sources, cpu),
-              cpu.median_ms);
-  }
-  for (int block : {256, 1024}) {
-    NearFarConfig c;
-    c.grid_block_size = block;
-    print_row(("grid block " + std::to_string(block)).c_str(), run_single(g, c, sources, cpu),
-              cpu.median_ms);
-  }
-  {
-    NearFarConfig c;
-    c.grid_blocks_per_sm = 1;
-    print_row("1 block per SM", run_single(g, c, sources, cpu), cpu.median_ms);
-  }
-  {
-    NearFarConfig c;
-    c.precheck = false;
-    print_row("no precheck", run_single(g, c, sources, cpu), cpu.median_ms);
+    variant("small_frontier " + std::to_string(small), c);
   }
   {
     NearFarConfig c;
     c.block_stretch_rounds = 64;
-    print_row("stretch 64 rounds", run_single(g, c, sources, cpu), cpu.median_ms);
+    variant("stretch 64 rounds", c);
+  }
+  {
+    NearFarConfig c;
+    c.delta_scale = 4.0;
+    c.local_hops = 8;
+    variant("delta x4, local hops 8", c);
   }
 }
 
@@ -192,8 +216,8 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
               "per src", "slots", "rounds/src", "check");
   std::vector<double> rows(static_cast<std::size_t>(count) * n);
 
-  auto run = [&](const char* label, NearFarConfig config, int batch, bool with_targets,
-                 int repeats) {
+  auto run_matrix = [&](const char* label, NearFarConfig config, int batch, bool with_targets,
+                        int repeats) {
     auto engine = gpu::make_near_far_engine(g, EngineOptions{}, config);
     std::vector<double> kernel_times, solve_times;
     gpu::NearFarStats stats;
@@ -237,6 +261,14 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
                 exact ? "exact" : "WRONG");
     std::fflush(stdout);
   };
+  auto run = [&](const char* label, NearFarConfig config, int batch, bool with_targets,
+                 int repeats) {
+    try {
+      run_matrix(label, config, batch, with_targets, repeats);
+    } catch (const std::exception& e) {
+      std::printf("  %-44s failed: %s\n", label, e.what());
+    }
+  };
 
   NearFarConfig blocks;
   blocks.batch = NearFarConfig::Batch::kBlockPerSource;
@@ -250,7 +282,7 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
     c.local_hops = hops;
     run(("local hops " + std::to_string(hops)).c_str(), c, count, true, 2);
   }
-  for (int block : {128, 512}) {
+  for (int block : {64, 256, 512}) {
     NearFarConfig c = blocks;
     c.batch_block_size = block;
     run(("batch block " + std::to_string(block)).c_str(), c, count, true, 2);
@@ -262,8 +294,8 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
   }
   {
     NearFarConfig c = blocks;
-    c.precheck = false;
-    run("no precheck", c, count, true, 2);
+    c.precheck = true;
+    run("precheck", c, count, true, 2);
   }
 }
 
@@ -288,14 +320,14 @@ int main(int argc, char** argv) {
   std::printf(
       "kernel = search kernels' wall time (graph resident); solve = solve() incl. row download\n");
   try {
+    single_source_table(bench::grid_graph(1000), quick, true);
+    single_source_table(bench::random_graph(1000000, 4, 1000), quick);
+    single_source_table(bench::rmat_graph(20, std::int64_t{16} << 20, 1000), quick);
     if (!ny_path.empty()) {
       bench::EdgeList ny = bench::read_dimacs(ny_path);
       single_source_table(ny, quick);
       cost_matrix_table(ny, 1000, quick);
     }
-    single_source_table(bench::grid_graph(1000), quick);
-    single_source_table(bench::random_graph(1000000, 4, 1000), quick);
-    single_source_table(bench::rmat_graph(20, std::int64_t{16} << 20, 1000), quick);
   } catch (const std::exception& e) {
     std::printf("error: %s\n", e.what());
     return 1;

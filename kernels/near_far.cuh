@@ -8,7 +8,10 @@
 // Many sources: one thread block per source, block barriers only, as many blocks as the GPU holds,
 // each taking the next source from an atomic counter.
 //
-// The knobs below exist for tests and bench/near_far_bench; the engine table uses the defaults.
+// The knobs below exist for tests and bench/near_far_bench; the engine table uses the defaults,
+// chosen from bench/near_far_bench on an H200 (median kernel ms of 7 sources; numbers below).
+// On sparse graphs a search is bound by its dependent rounds (about 4 us each, a chain of
+// global-memory round trips), so the defaults there buy fewer rounds with some extra work.
 #pragma once
 
 #include <memory>
@@ -18,17 +21,23 @@
 namespace gpu_routing::gpu {
 
 struct NearFarConfig {
-  // Width of a bucket. 0 = choose from the graph (near_far_auto_delta); delta_scale multiplies
-  // the automatic choice.
+  // Width of a bucket. 0 = choose from the graph: near_far_auto_delta() times delta_scale, and
+  // delta_scale 0 = by the graph and the path, as measured on an H200 (bench/near_far_bench):
+  // one source on a sparse graph (mean out-degree <= 8: roads, grids) x4, since there the
+  // dependent rounds cost more than the extra relaxations (1000x1000 grid 14.3 ms at x4 against
+  // 17.1 ms at x1, NY 7.0 against 8.4; the random graph 1.52 against 1.47); on denser graphs x1
+  // (R-MAT: more work, no fewer rounds); many sources one block each x1 (NY 1000 x 1000: 42.6 ms
+  // at x1, 50.4 at x4).
   double delta = 0;
-  double delta_scale = 1.0;
+  double delta_scale = 0;
   // Threads per block of the single-source grid kernel (0 = options.block_size, else 512) and
   // blocks per multiprocessor (0 = as many as fit).
   int grid_block_size = 0;
   int grid_blocks_per_sm = 0;
-  // The grid kernel compiled without a register cap (no spills, fewer threads per
-  // multiprocessor; block size at most 512).
-  bool grid_wide_registers = false;
+  // The grid kernel compiled without a register cap (no spills, one block of at most 512
+  // threads a multiprocessor); false: 64 registers a thread, some spills, two blocks a
+  // multiprocessor. Uncapped / capped: grid 17.1 / 18.9 ms, NY 8.4 / 8.9, R-MAT 15.9 / 17.5.
+  bool grid_wide_registers = true;
   // Frontiers up to this many entries are relaxed by one block alone (block barriers only, no
   // grid barrier); 0 turns this off, -1 = the grid block size.
   int small_frontier = -1;
@@ -36,24 +45,30 @@ struct NearFarConfig {
   int small_far_pile = -1;
   // Rounds one block runs alone before the whole grid looks at the frontier again.
   int block_stretch_rounds = 1024;
-  // Threads per block of the many-source kernel (0 = options.block_size, else 256).
+  // Threads per block of the many-source kernel (0 = options.block_size, else 128: eight blocks,
+  // so eight sources, a multiprocessor at 64 registers a thread). NY 1000 x 1000: 64 threads
+  // 61.8 ms, 128 42.6, 256 47.2 (528 sources at a time), 512 61.2.
   int batch_block_size = 0;
-  // Read the target's distance before the atomicMin (fewer atomics, one more load in the chain).
-  bool precheck = true;
+  // Read the target's distance before the atomicMin (fewer atomics, one more load in the
+  // chain). With / without: NY 8.7 / 8.4 ms, grid 17.5 / 17.1, R-MAT 14.8 / 15.9.
+  bool precheck = false;
   // A warp relaxes the near vertices it just improved itself, this many hops deep within one
   // round (from a queue in shared memory), instead of leaving each hop to the next round.
-  int local_hops = 4;
+  // -1 = 4 on sparse graphs and for many sources (NY: 1676 rounds, 10.6 ms without; 417 rounds,
+  // 8.4 ms with 4), 0 for one source on denser graphs, whose wide frontiers leave a few warps
+  // with long local chains (R-MAT 2^20: 15.9 ms with 4, 4.4 ms without).
+  int local_hops = -1;
   // Vertices with more arcs than this are queued as chunks of chunk_arcs arcs, so one hub is
   // spread over many warps.
   int huge_degree = 1024;
   int chunk_arcs = 1024;
-  // How solve() runs several sources: kAuto decides after the first source from the measured
-  // frontier (wide frontiers: the grid kernel per source; narrow ones, as on road networks: one
-  // block per source).
+  // How solve() runs several sources: kAuto runs the first sources on the whole grid until 8
+  // rounds have measured the graph's mean frontier, then picks one block per source when that
+  // frontier is at most block_per_source_frontier x the batch block size (road networks) or the
+  // remaining sources' blocks hold at least as many threads as one frontier has entries; else
+  // the grid kernel per source (wide frontiers, few sources).
   enum class Batch { kAuto, kBlockPerSource, kGridPerSource };
   Batch batch = Batch::kAuto;
-  // kAuto picks block-per-source when the first source's mean frontier is at most this many
-  // times the batch block size.
   double block_per_source_frontier = 4.0;
 };
 

@@ -32,8 +32,12 @@ namespace {
 namespace nf = near_far;
 
 constexpr int kDefaultGridBlockSize = 512;
-constexpr int kDefaultBatchBlockSize = 256;
+constexpr int kDefaultBatchBlockSize = 128;
 constexpr int kInitBlockSize = 256;
+// Mean out-degree up to which a graph counts as sparse (roads ~2.8, grids ~4).
+constexpr double kSparseMeanDegree = 8.0;
+// Rounds of grid searches that measure a graph's frontier before many sources choose a kernel.
+constexpr long long kMeasuredRounds = 8;
 // preferred_batch_size(): at most this many bytes of distance rows per batch.
 constexpr std::size_t kPreferredBatchRowBytes = std::size_t{1} << 30;
 
@@ -114,9 +118,25 @@ class NearFarEngine final : public ShortestPathEngine {
     batch_block_ =
         whole_warps(config_.batch_block_size > 0 ? config_.batch_block_size : options.block_size,
                     kDefaultBatchBlockSize);
-    local_hops_ = std::max(0, config_.local_hops);
-    grid_shared_ = shared_bytes(grid_block_);
-    batch_shared_ = shared_bytes(batch_block_);
+    // Sparse graphs (roads, grids) are bound by dependent rounds, denser ones by the work of
+    // their wide frontiers: see NearFarConfig::delta_scale and local_hops for the measurements.
+    const double mean_degree =
+        static_cast<double>(graph.arc_count()) / std::max<VertexIndex>(graph.vertex_count(), 1);
+    const bool sparse = mean_degree <= kSparseMeanDegree;
+    local_hops_ = config_.local_hops >= 0 ? config_.local_hops : (sparse ? 4 : 0);
+    batch_local_hops_ = config_.local_hops >= 0 ? config_.local_hops : 4;
+    const double automatic_delta = near_far_auto_delta(graph);
+    auto bucket_width = [&](double automatic_scale) {
+      double width =
+          config_.delta > 0
+              ? config_.delta
+              : automatic_delta * (config_.delta_scale > 0 ? config_.delta_scale : automatic_scale);
+      return width > 0 && std::isfinite(width) ? width : 1.0;
+    };
+    delta_ = bucket_width(sparse ? 4.0 : 1.0);
+    batch_delta_ = bucket_width(1.0);
+    grid_shared_ = shared_bytes(grid_block_, local_hops_);
+    batch_shared_ = shared_bytes(batch_block_, batch_local_hops_);
     allow_shared(grid_kernel_, grid_shared_);
     allow_shared(reinterpret_cast<const void*>(nf::batch_search_kernel), batch_shared_);
     int per_sm = 0;
@@ -139,8 +159,6 @@ class NearFarEngine final : public ShortestPathEngine {
         1, std::min<std::size_t>(static_cast<std::size_t>(max_slots_),
                                  kPreferredBatchRowBytes / (n * sizeof(double)))));
 
-    delta_ = config_.delta > 0 ? config_.delta : near_far_auto_delta(graph) * config_.delta_scale;
-    if (!(delta_ > 0) || !std::isfinite(delta_)) delta_ = 1.0;
     small_frontier_ = config_.small_frontier < 0 ? grid_block_ : config_.small_frontier;
     small_far_pile_ = config_.small_far_pile < 0 ? 8 * small_frontier_ : config_.small_far_pile;
     stats_.delta = delta_;
@@ -197,27 +215,22 @@ class NearFarEngine final : public ShortestPathEngine {
     }
 
     int done = 0;
-    if (request.source_count == 1 || config_.batch == NearFarConfig::Batch::kGridPerSource ||
-        (config_.batch == NearFarConfig::Batch::kAuto && batch_mode_known_ && !block_per_source_)) {
+    bool blocks = config_.batch == NearFarConfig::Batch::kBlockPerSource;
+    if (request.source_count > 1 && config_.batch == NearFarConfig::Batch::kAuto) {
+      // The first sources run on the whole grid until their rounds show how wide the
+      // frontiers are (one isolated source says little).
+      while (measured_rounds_ < kMeasuredRounds && done < request.source_count) {
+        solve_on_grid(request, done, d_targets, target_count);
+        ++done;
+      }
+      if (done < request.source_count)
+        blocks = choose_block_per_source(request.source_count - done);
+    }
+    if (request.source_count > 1 && blocks) {
+      solve_per_block(request, done, d_targets, target_count);
+    } else {
       for (; done < request.source_count; ++done)
         solve_on_grid(request, done, d_targets, target_count);
-    } else {
-      if (config_.batch == NearFarConfig::Batch::kAuto && !batch_mode_known_) {
-        solve_on_grid(request, 0, d_targets, target_count);
-        done = 1;
-        const double mean_frontier = static_cast<double>(last_items_) /
-                                     static_cast<double>(std::max<long long>(1, last_rounds_));
-        block_per_source_ = mean_frontier <= config_.block_per_source_frontier * batch_block_;
-        batch_mode_known_ = true;
-      }
-      const bool blocks =
-          config_.batch == NearFarConfig::Batch::kBlockPerSource || block_per_source_;
-      if (blocks) {
-        solve_per_block(request, done, d_targets, target_count);
-      } else {
-        for (; done < request.source_count; ++done)
-          solve_on_grid(request, done, d_targets, target_count);
-      }
     }
     report_.rounds += stats_.rounds;
     report_.compute_ms += watch.elapsed_ms() - (report_.transfer_ms - transfer_before);
@@ -226,27 +239,44 @@ class NearFarEngine final : public ShortestPathEngine {
 
  private:
   // Dynamic shared memory of a block of `threads`: the warps' local queues.
-  std::size_t shared_bytes(int threads) const {
-    return local_hops_ > 0 ? static_cast<std::size_t>(threads / 32) * nf::kLocalBytesPerWarp : 0;
+  static std::size_t shared_bytes(int threads, int local_hops) {
+    return local_hops > 0 ? static_cast<std::size_t>(threads / 32) * nf::kLocalBytesPerWarp : 0;
   }
 
+  // Opts in to the local queues of a 1024-thread block (96 kB): past 48 kB with the kernel's
+  // static shared memory (the many-source kernel's 144 bytes) a launch fails without it. Always
+  // the largest size, so engines with other block sizes in the same process never undo it.
   static void allow_shared(const void* kernel, std::size_t bytes) {
-    if (bytes > 48 * 1024)
-      GPU_ROUTING_CUDA_CHECK(cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    if (bytes > 0)
+      GPU_ROUTING_CUDA_CHECK(cudaFuncSetAttribute(kernel,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  static_cast<int>(32 * nf::kLocalBytesPerWarp)));
+  }
+
+  // One block per source when a source's frontier fits a few blocks (road networks), or when the
+  // sources' blocks together bring at least as many threads as one frontier has entries (then
+  // running them side by side beats running them one after another on the whole grid).
+  bool choose_block_per_source(int sources) {
+    const double mean_frontier = static_cast<double>(measured_items_) /
+                                 static_cast<double>(std::max<long long>(1, measured_rounds_));
+    block_per_source_ = mean_frontier <= config_.block_per_source_frontier * batch_block_ ||
+                        static_cast<double>(sources) * batch_block_ >= mean_frontier;
+    return block_per_source_;
   }
 
   std::string notes() const {
-    char text[256];
+    std::string many = "the whole GPU per source";
+    if (config_.batch == NearFarConfig::Batch::kAuto && measured_rounds_ == 0)
+      many = "chosen at the first many-source call";
+    else if (config_.batch == NearFarConfig::Batch::kBlockPerSource ||
+             (config_.batch == NearFarConfig::Batch::kAuto && block_per_source_))
+      many = "one block of " + std::to_string(batch_block_) + " threads per source";
+    char text[512];
     std::snprintf(text, sizeof text,
-                  "delta %.6g, %d local hops; one source: %d blocks x %d threads, one block alone "
-                  "up to %d frontier entries; many sources: %s",
-                  delta_, local_hops_, grid_blocks_, grid_block_, small_frontier_,
-                  !batch_mode_known_ && config_.batch == NearFarConfig::Batch::kAuto
-                      ? "chosen at the first many-source call"
-                  : (config_.batch == NearFarConfig::Batch::kBlockPerSource || block_per_source_)
-                      ? "one block per source"
-                      : "the whole GPU per source");
+                  "one source: delta %.6g, %d local hops, %d blocks x %d threads, one block "
+                  "alone up to %d frontier entries; many sources: %s (delta %.6g, %d local hops)",
+                  delta_, local_hops_, grid_blocks_, grid_block_, small_frontier_, many.c_str(),
+                  batch_delta_, batch_local_hops_);
     return text;
   }
 
@@ -410,10 +440,10 @@ class NearFarEngine final : public ShortestPathEngine {
     near_base_ += result.final_round + 2;
     far_base_ += result.final_epoch + 2;
     if (near_base_ > nf::kStampLimit || far_base_ > nf::kStampLimit) clear_single_marks();
-    last_rounds_ = result.final_round;
-    last_items_ = static_cast<long long>(result.items);
+    measured_rounds_ += result.final_round;
+    measured_items_ += static_cast<long long>(result.items);
     stats_.rounds += result.final_round;
-    stats_.frontier_items += last_items_;
+    stats_.frontier_items += static_cast<long long>(result.items);
   }
 
   // Source i of the request on the whole grid, its row (and predecessors) delivered.
@@ -572,11 +602,11 @@ class NearFarEngine final : public ShortestPathEngine {
       report_.transfer_ms += copy.elapsed_ms();
 
       nf::BatchParams b;
-      b.search.delta = delta_;
+      b.search.delta = batch_delta_;
       b.search.targets = d_targets;
       b.search.target_count = target_count;
       b.search.precheck = config_.precheck;
-      b.search.local_hops = local_hops_;
+      b.search.local_hops = batch_local_hops_;
       b.search.cancel_flag = cancel_flag_->device();
       b.sources = batch_sources_.data();
       b.source_count = rows;
@@ -626,8 +656,10 @@ class NearFarEngine final : public ShortestPathEngine {
   int grid_blocks_ = 0;
   int max_slots_ = 1;
   int preferred_batch_ = 1;
-  double delta_ = 1.0;
+  double delta_ = 1.0;        // one source (grid kernel)
+  double batch_delta_ = 1.0;  // one block per source
   int local_hops_ = 0;
+  int batch_local_hops_ = 0;
   std::size_t grid_shared_ = 0;
   std::size_t batch_shared_ = 0;
   int small_frontier_ = 0;
@@ -659,11 +691,11 @@ class NearFarEngine final : public ShortestPathEngine {
   DeviceBuffer<int2> single_chunks_;
   int near_base_ = 0;
   int far_base_ = 0;
-  long long last_rounds_ = 0;
-  long long last_items_ = 0;
 
-  bool batch_mode_known_ = false;
-  bool block_per_source_ = false;
+  // Frontier entries and rounds of every grid search so far: how wide this graph's frontiers are.
+  long long measured_items_ = 0;
+  long long measured_rounds_ = 0;
+  bool block_per_source_ = false;  // the last many-source call's choice
   int batch_slots_ = 0;
   int batch_rows_ = 0;
   std::size_t batch_bytes_ = 0;

@@ -45,12 +45,14 @@ NearFarConfig config_for(unsigned variant) {
     case 1:
       c.small_frontier = 0;  // the whole grid every round
       c.local_hops = 0;
+      c.grid_wide_registers = false;
       break;
     case 2:
       c.small_frontier = 1 << 20;  // block 0 alone nearly always
       c.small_far_pile = 1 << 20;
       c.block_stretch_rounds = 7;
       c.local_hops = 1;
+      c.precheck = true;
       break;
     case 3:
       c.delta_scale = 0.01;  // many buckets, long far piles
@@ -65,7 +67,8 @@ NearFarConfig config_for(unsigned variant) {
       c.local_hops = 3;
       break;
     case 6:
-      c.precheck = false;
+      c.precheck = true;
+      c.grid_wide_registers = false;
       c.grid_block_size = 64;
       c.grid_blocks_per_sm = 1;
       c.local_hops = 0;
@@ -74,8 +77,8 @@ NearFarConfig config_for(unsigned variant) {
       c.delta = 1e-9;  // tiny fixed delta: thresholds jump by the far minimum
       c.huge_degree = 40;
       c.chunk_arcs = 33;
-      c.grid_wide_registers = true;
       c.local_hops = 16;
+      c.batch_block_size = 512;  // 48 kB of local queues plus the static shared memory
       break;
   }
   return c;
