@@ -20,10 +20,16 @@
 //   concurrent            crauser on several CUDA streams at once, each with its own buffers.
 //
 // Every engine runs its rounds on the device in batches: a CUDA graph whose conditional WHILE node
-// repeats one round until the round's last kernel sees the end (or the batch's round budget), so
-// the host waits once per batch, polls the cancel token, and adapts the batch size to ~10 ms.
-// Where the driver has no conditional nodes the rounds are launched as plain kernels (each one a
-// no-op once the device-side done flag is set). Predecessors come from kernels/predecessors_gpu.
+// repeats a body of a few rounds until a round's last kernel sees the end (or the batch's round
+// budget), so the host waits once per batch, polls the cancel token, and adapts the batch size to
+// ~10 ms. Every kernel is a no-op once the device-side done flag is set, so rounds left in the
+// body after the end cost a launch each. Where the driver has no conditional nodes the rounds are
+// launched as plain kernels in batches. Predecessors come from kernels/predecessors_gpu.
+//
+// Measured on an H200 (bench/sssp_bench): a round costs ~15-35 us (three launches; graph size
+// matters less than launch latency), so these engines win where rounds are few: bellman_ford on
+// low-diameter graphs (random 1M: 2.5 ms against 401 ms for CPU Dijkstra), crauser on R-MAT;
+// frontier needs one round per distinct distance (221,736 on the NY road network: 4.2 s).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -58,21 +64,28 @@ constexpr double kGrowBelowMs = 8.0;
 constexpr double kShrinkAboveMs = 32.0;
 constexpr double kDenseArcRatio = 0.25;  // frontier engines: arcs >= 0.25 V^2 -> matrix
 // Seed 003 found 4 concurrent kernels best on Fermi; on an H200 (bench/sssp_bench's third
-// table) time per source kept falling up to 16 streams: small rounds leave the GPU idle
-// between kernels, and more sources in flight fill it. Fewer when memory is short.
+// table, 32 sources on a random 100k graph) ms per source fell with streams: 1: 10.1, 2: 5.35,
+// 4: 2.93, 8: 1.80, 16: 1.46, 32: 1.48. Small rounds leave the GPU idle between kernels, and more
+// sources in flight fill it. Fewer when memory is short.
 constexpr int kDefaultConcurrentStreams = 16;
 
-// Tuned relax block sizes (bench/sssp_bench's second table on an H100).
-constexpr int kFrontierBlockSize = 256;
-constexpr int kFrontierPredBlockSize = 256;
-constexpr int kCrauserBlockSize = 256;
-constexpr int kBellmanFordBlockSize = 256;
+// Relax block sizes, bench/sssp_bench's second table on an H200 (random graph, V = 1M, E = 4V):
+// 128 was best for all four relax kernels, though by 1-3% only (frontier 52.2 ms against 53.7 at
+// 64 and 53.8 at 512): these rounds are bound by launches and latency, not by occupancy. Seed
+// 003's 96 (Fermi) is within that spread.
+constexpr int kFrontierBlockSize = 128;
+constexpr int kFrontierPredBlockSize = 128;
+constexpr int kCrauserBlockSize = 128;
+constexpr int kBellmanFordBlockSize = 128;
 
 std::atomic<bool> g_time_relax{false};
 std::atomic<bool> g_plain_launches{false};
 // Rounds captured into one iteration of the batch graph's loop: the loop's own per-iteration
 // cost is paid once for them (rounds after the end are no-op launches, at most this minus one).
-constexpr int kDefaultRoundsPerIteration = 1;
+// Measured on an H200 (bench/sssp_bench's fourth table), ms per source for 1/2/4/8 rounds:
+// frontier on a 4096 ring 46.7/39.6/37.0/34.8, bellman_ford 33.6/26.7/23.3/21.8, crauser on a
+// random 100k graph 10.1/9.05/8.60/8.40. 4 takes most of the gain and is the count the tests ran.
+constexpr int kDefaultRoundsPerIteration = 4;
 std::atomic<int> g_rounds_per_iteration{kDefaultRoundsPerIteration};
 
 enum class Method { kFrontier, kFrontierPred, kCrauser, kBellmanFord };
@@ -911,7 +924,8 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
     use_graphs_ = !g_plain_launches.load();
     if (!use_graphs_) return;
     const int rounds = std::max(1, std::min(64, g_rounds_per_iteration.load()));
-    if (rounds != 1) add_note(std::to_string(rounds) + " rounds per graph iteration");
+    if (rounds != kDefaultRoundsPerIteration)
+      add_note(std::to_string(rounds) + " rounds per graph iteration");
     for (auto& lane : lanes_) {
       Lane& l = *lane;
       bool built = l.graph.build(l.stream.get(), [&](cudaStream_t s, cudaGraphConditionalHandle h) {
