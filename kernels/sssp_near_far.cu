@@ -168,6 +168,7 @@ class NearFarEngine final : public ShortestPathEngine {
   const char* name() const override { return "near_far"; }
   Device device() const override { return Device::kGpu; }
   int preferred_batch_size() const override { return preferred_batch_; }
+  bool supports_compact_targets() const override { return true; }
   const NearFarStats& stats() const { return stats_; }
 
   void solve(const SolveRequest& request) override {
@@ -479,6 +480,13 @@ class NearFarEngine final : public ShortestPathEngine {
       gathered_.download(gathered_host_.data(), cells, stream_->get());
       stream_->synchronize();
       const double* values = gathered_host_.data();
+      if (request.compact_targets) {
+        // The caller reads the target columns only: hand them over as they are.
+        std::memcpy(request.distances + static_cast<std::size_t>(first) * static_cast<std::size_t>(target_count),
+                    values, cells * sizeof(double));
+        report_.transfer_ms += copy.elapsed_ms();
+        return;
+      }
       const VertexIndex* targets = request.targets;
       const int threads = std::max(1, std::min(resolve_thread_count(options_.threads), count));
       prepare_worker_threads(threads);

@@ -6,6 +6,7 @@
 #error "src/core is plain C++: include it before postgres.h, never after"
 #endif
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -53,18 +54,26 @@ class Cancelled : public std::exception {
 
 // Polled between batches of work. The poll function must be safe to call from any thread:
 // the PostgreSQL layer passes one that only reads volatile interrupt flags.
+// A token may also watch a flag of its owner's (RoutingCall raises one to stop work it no longer
+// wants, such as a batch computed ahead when the caller has gone).
 class CancelToken {
  public:
   using Poll = bool (*)();
   CancelToken() = default;
-  explicit CancelToken(Poll poll) : poll_(poll) {}
-  bool requested() const { return poll_ != nullptr && poll_(); }
+  explicit CancelToken(Poll poll, const std::atomic<bool>* stop_flag = nullptr)
+      : poll_(poll), stop_flag_(stop_flag) {}
+  bool requested() const {
+    return (stop_flag_ != nullptr && stop_flag_->load(std::memory_order_relaxed)) ||
+           (poll_ != nullptr && poll_());
+  }
   void throw_if_requested() const {
     if (requested()) throw Cancelled();
   }
+  Poll poll() const { return poll_; }
 
  private:
   Poll poll_ = nullptr;
+  const std::atomic<bool>* stop_flag_ = nullptr;
 };
 
 // Refuses work whose buffers would exceed gpu_routing.max_memory, before allocating them.

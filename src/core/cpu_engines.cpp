@@ -61,7 +61,7 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
   }
   const char* name() const override { return "dijkstra"; }
   Device device() const override { return Device::kCpu; }
-  int preferred_batch_size() const override { return std::max(1, threads_ * 8); }
+  int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
 
   void solve(const SolveRequest& request) override {
     Stopwatch watch;

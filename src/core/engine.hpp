@@ -39,6 +39,10 @@ struct SolveRequest {
   // Out: source_count rows of vertex_count distances (row i belongs to sources[i]); kInfinity
   // where unreachable.
   double* distances = nullptr;
+  // With targets, an engine whose supports_compact_targets() is true may be asked for compact
+  // rows instead: source_count rows of target_count distances, entry j for targets[j]. Cost
+  // matrices then move and hold only the cells they return.
+  bool compact_targets = false;
   // Optional out: source_count rows of vertex_count indices into graph.reverse (the arc by which
   // the shortest path enters the vertex), kNoArc for the source and for unreachable vertices.
   // Requires graph.reverse. Never combined with targets.
@@ -67,6 +71,8 @@ class ShortestPathEngine {
   // Sources per solve() call that keep the engine efficient (32 for a warp-wide multi-source
   // kernel, the thread count for parallel CPU Dijkstra, every vertex for Floyd-Warshall).
   virtual int preferred_batch_size() const { return 1; }
+  // Whether solve() honours SolveRequest::compact_targets.
+  virtual bool supports_compact_targets() const { return false; }
   // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when
   // options.cancel is raised, RoutingError on failure.
   virtual void solve(const SolveRequest& request) = 0;

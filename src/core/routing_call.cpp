@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parallel.hpp"
 #include "predecessors.hpp"
 
 namespace gpu_routing {
@@ -49,6 +50,8 @@ std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets) {
 RoutingCall::RoutingCall(CallKind kind, const EdgeArrays& edges, const CallOptions& options,
                          const gpu::Availability& gpus)
     : kind_(kind), options_(options), gpus_(gpus) {
+  // Engines also stop when this call abandons a batch computed ahead.
+  options_.engine.cancel = CancelToken(options.engine.cancel.poll(), &abandon_);
   options_.engine.budget.require(
       estimate_graph_bytes(edges.count, options.directed, edges.reverse_costs != nullptr),
       std::string(kind_name(kind)) + " loading " + std::to_string(edges.count) + " edges");
@@ -59,7 +62,12 @@ RoutingCall::RoutingCall(CallKind kind, const EdgeArrays& edges, const CallOptio
   summary_.arcs = graph_.arc_count();
 }
 
-RoutingCall::~RoutingCall() = default;
+RoutingCall::~RoutingCall() {
+  // Runs on success and when PostgreSQL unwinds an error: a batch still in flight is told to stop
+  // and waited for, since it uses this object.
+  abandon_.store(true);
+  if (pending_.valid()) pending_.wait();
+}
 
 void RoutingCall::set_sources(const std::int64_t* ids, std::size_t count) {
   source_indices_.clear();
@@ -161,10 +169,18 @@ void RoutingCall::prepare() {
   engine_ = selection.engine->create(graph_, options_.engine);
   summary_.compute_ms += watch.elapsed_ms();
   summary_.device = engine_->report().device_name;
+  // A cost matrix to chosen targets needs only their columns; engines that can, return just those.
+  compact_rows_ =
+      kind_ == CallKind::kCostMatrix && !all_targets_ && engine_->supports_compact_targets();
+  row_width_ = compact_rows_ ? shared_targets_.size() : vertex_count;
+  std::size_t batch_cap = rows_cap;
+  if (compact_rows_)
+    batch_cap = std::max<std::size_t>(
+        1, kBatchRowBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
   batch_size_ = static_cast<int>(std::max<std::size_t>(
-      1, std::min({static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size())), rows_cap,
-                   source_indices_.size()})));
-  distances_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
+      1, std::min({static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size())),
+                   batch_cap, source_indices_.size()})));
+  distances_.resize(static_cast<std::size_t>(batch_size_) * row_width_);
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
 }
 
@@ -189,17 +205,37 @@ void RoutingCall::solve_batch(std::size_t first, int count) {
     }
     request.targets = batch_targets_.data();
     request.target_count = static_cast<int>(batch_targets_.size());
+    request.compact_targets = compact_rows_;
   }
   engine_->solve(request);
 }
 
 bool RoutingCall::next_batch(ResultBatch& batch) {
   batch.clear();
-  if (engine_ == nullptr || next_source_ >= source_indices_.size()) return false;
+  if (engine_ == nullptr) return false;
+  if (!pending_.valid()) {
+    if (next_source_ >= source_indices_.size()) return false;
+    launch_next_batch();
+  }
+  pending_.get();  // rethrows what the batch threw (Cancelled, RoutingError, ...)
+  std::swap(staging_, batch);
+  if (next_source_ < source_indices_.size()) launch_next_batch();
+  return true;
+}
+
+void RoutingCall::launch_next_batch() {
   const std::size_t first = next_source_;
   const int count = static_cast<int>(
       std::min<std::size_t>(static_cast<std::size_t>(batch_size_), source_indices_.size() - first));
   next_source_ += static_cast<std::size_t>(count);
+  // The thread inherits a full signal mask: PostgreSQL's handlers stay on the backend's thread.
+  SignalBlock block;
+  pending_ = std::async(std::launch::async,
+                        [this, first, count] { compute_batch(first, count, staging_); });
+}
+
+void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch) {
+  batch.clear();
   Stopwatch watch;
   solve_batch(first, count);
   switch (kind_) {
@@ -220,7 +256,6 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
   summary_.rounds = report.rounds;
   summary_.notes = report.notes;
   summary_.device = report.device_name;
-  return true;
 }
 
 void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batch) {
@@ -296,17 +331,19 @@ void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batc
     const std::size_t source_slot = first + static_cast<std::size_t>(i);
     const VertexIndex source = source_indices_[source_slot];
     const std::int64_t source_id = graph_.vertices.id(source);
-    const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
-    auto add = [&](VertexIndex target) {
-      if (target == source || !(row[target] < kInfinity)) return;
+    const double* row = distances_.data() + static_cast<std::size_t>(i) * row_width_;
+    auto add = [&](VertexIndex target, double distance) {
+      if (target == source || !(distance < kInfinity)) return;
       batch.start_vid.push_back(source_id);
       batch.end_vid.push_back(graph_.vertices.id(target));
-      batch.agg_cost.push_back(row[target]);
+      batch.agg_cost.push_back(distance);
     };
-    if (all_targets_) {
-      for (VertexIndex t = 0; t < graph_.vertex_count(); ++t) add(t);
+    if (compact_rows_) {
+      for (std::size_t j = 0; j < shared_targets_.size(); ++j) add(shared_targets_[j], row[j]);
+    } else if (all_targets_) {
+      for (std::size_t t = 0; t < n; ++t) add(static_cast<VertexIndex>(t), row[t]);
     } else {
-      for (VertexIndex t : targets_of_.empty() ? shared_targets_ : targets_of_[source_slot]) add(t);
+      for (VertexIndex t : shared_targets_) add(t, row[t]);
     }
   }
 }

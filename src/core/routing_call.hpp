@@ -4,7 +4,9 @@
 // writes each batch's rows into the result between batches (so memory stays bounded by a batch).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +80,8 @@ class RoutingCall {
   // sources and targets are set.
   void prepare();
   // Fills `batch` with the rows of the next batch of sources; false when there are no more.
+  // Batches are computed one ahead on a thread of their own (signals blocked, no PostgreSQL),
+  // so the engine works on batch k + 1 while the caller writes the rows of batch k.
   bool next_batch(ResultBatch& batch);
 
   const Graph& graph() const { return graph_; }
@@ -85,6 +89,8 @@ class RoutingCall {
   bool empty() const { return source_indices_.empty(); }
 
  private:
+  void launch_next_batch();
+  void compute_batch(std::size_t first, int count, ResultBatch& batch);
   void solve_batch(std::size_t first, int count);
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
@@ -104,6 +110,11 @@ class RoutingCall {
   std::vector<double> distances_;
   std::vector<ArcIndex> predecessors_;
   std::vector<VertexIndex> batch_targets_;
+  bool compact_rows_ = false;         // distances_ holds target columns only (cost matrices)
+  std::size_t row_width_ = 0;         // entries per row of distances_
+  std::atomic<bool> abandon_{false};  // raised by the destructor: stop the batch in flight
+  std::future<void> pending_;         // the batch being computed ahead, into staging_
+  ResultBatch staging_;
   CallSummary summary_;
 };
 

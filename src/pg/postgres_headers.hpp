@@ -11,7 +11,6 @@ extern "C" {
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "tcop/tcopprot.h"
 #include "tcop/dest.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

@@ -210,29 +210,32 @@ void read_query_columns(const char* sql, const char* what, const char* function,
   receiver.out = out;
   *out = QueryColumns();
 
-  // One statement only: several would run one after another into the same arrays (pgRouting
-  // refuses them too).
-  List* statements = pg_parse_query(sql);
-  if (list_length(statements) == 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s of %s must be a query returning rows; it holds no statement", what, function)));
-  if (list_length(statements) > 1)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s of %s must be one SQL query, not %d statements", what, function,
-                           list_length(statements))));
-  list_free_deep(statements);
-
   if (SPI_connect() != SPI_OK_CONNECT)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: SPI_connect failed", function)));
+  SPIPlanPtr plan = SPI_prepare(sql, 0, nullptr);
+  if (plan == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s cannot be prepared: %s", what, function,
+                           SPI_result_code_string(SPI_result))));
+  // One statement only: several would run one after another into the same arrays (pgRouting
+  // refuses them too).
+  const int statements = list_length(SPI_plan_get_plan_sources(plan));
+  if (statements == 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s must be a query returning rows; it holds no statement", what, function)));
+  if (statements > 1)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s of %s must be one SQL query, not %d statements", what, function,
+                           statements)));
   SPIExecuteOptions options;
   memset(&options, 0, sizeof options);
   options.read_only = true;  // the query may read, never write
   options.dest = &receiver.pub;
-  int status = SPI_execute_extended(sql, &options);
+  int status = SPI_execute_plan_extended(plan, &options);
   if (status < 0 || !receiver.started)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s of %s must be a query returning rows (SPI status %s)", what,
-                           function, SPI_result_code_string(status))));
+                    errmsg("%s of %s must be a query returning rows (SPI status %s)", what, function,
+                           SPI_result_code_string(status))));
   SPI_finish();
 }
 
