@@ -13,10 +13,14 @@ make -j"$(nproc)" CORE_BUILD="$build" CORE_CMAKE_OPTIONS= >/dev/null
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/ext"
 cp gpu_routing.so gpu_routing.control sql/gpu_routing--*.sql "$stage/ext/"
-for b in "$build"/test/unit/core_tests "$build"/test/unit/gpu_tests "$build"/bench/*_bench; do
+for b in "$build"/test/unit/gpu_tests "$build"/bench/sssp_bench "$build"/bench/apsp_bench "$build"/bench/sql_bench; do
   [ -x "$b" ] && cp "$b" "$stage/bin/"
 done
+strip --strip-unneeded "$stage"/bin/* "$stage/ext/gpu_routing.so"
+# The carried folder must stay under the device tool's 64 MiB with the PostgreSQL bundle.
+tar -C .device -cJf .device/stage.tar.xz stage
+rm -rf "$stage"
 mkdir -p .device/data
 cp -u ../shared/data/USA-road-d.NY.gr.gz ../shared/data/USA-road-d.NY.co.gz ../shared/data/rome99.gr \
       ../shared/data/sample_network.sql .device/data/
-du -sh .device "$stage"
+du -sh .device .device/stage.tar.xz
