@@ -1,7 +1,10 @@
 -- The demo's questions on the New York road network (tables ny_edges and ny_vertices, loaded by
--- scripts/load_ny.sh). Costs are road lengths in metres.
+-- scripts/load_ny.sh). The DIMACS lengths are in tenths of a metre: edges_sql divides them by 10,
+-- so every cost below is in metres.
 \pset footer off
-\set edges 'SELECT id, source, target, cost FROM ny_edges'
+\set QUIET on
+SET client_min_messages = warning;
+\set edges 'SELECT id, source, target, cost / 10 AS cost FROM ny_edges'
 CREATE EXTENSION IF NOT EXISTS gpu_routing;
 CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
 
@@ -70,7 +73,7 @@ WHERE b.vertex IN (SELECT vertex FROM places) ORDER BY a.name, b.name;
 
 \echo '\n== gpu_apsp all pairs: the road network of lower Manhattan (every pair of its intersections)'
 CREATE TEMP TABLE lower_manhattan AS
-SELECT e.* FROM ny_edges e JOIN ny_vertices s ON s.id = e.source JOIN ny_vertices t ON t.id = e.target
+SELECT e.id, e.source, e.target, e.cost / 10 AS cost FROM ny_edges e JOIN ny_vertices s ON s.id = e.source JOIN ny_vertices t ON t.id = e.target
 WHERE s.lon BETWEEN -74.02 AND -73.99 AND s.lat BETWEEN 40.70 AND 40.725
   AND t.lon BETWEEN -74.02 AND -73.99 AND t.lat BETWEEN 40.70 AND 40.725;
 SELECT count(*) AS pairs, round((avg(agg_cost))::numeric) AS mean_metres, round(max(agg_cost)::numeric) AS longest_metres

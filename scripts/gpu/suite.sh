@@ -27,12 +27,6 @@ bin=.device/stage/bin
 if [ "$what" = tests ] || [ "$what" = all ]; then
   "$bin/gpu_tests" > "$out/gpu_tests.log" 2>&1; note "gpu_tests: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/gpu_tests.log" | tr '\n' ' '))"
   grep -E '^\[  FAILED  \]' "$out/gpu_tests.log" | head -20 | tee -a "$summary"
-  filter=${SANITIZER_FILTER:-*Small*:*Counterexample*:*Sanitizer*}
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpu_tests" --gtest_filter="$filter" > "$out/memcheck.log" 2>&1
-  note "memcheck ($filter): exit $? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
-  compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" --gtest_filter="$filter" > "$out/racecheck.log" 2>&1
-  note "racecheck ($filter): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.log" | tail -1)"
-
   for device in gpu; do
     export PGOPTIONS="-c gpu_routing.device=$device"
     rm -rf results regression.diffs
@@ -49,6 +43,13 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   unset PGOPTIONS
   bash scripts/gpu/concurrency.sh > "$out/concurrency.log" 2>&1
   note "concurrency: exit $? $(tail -3 "$out/concurrency.log" | tr '\n' ' ')"
+  filter=${SANITIZER_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:NearFar.SeedOneCounterexample:NearFar.GridGraph:GpuSssp.OneVertexAndNoArcs:GpuSssp.HeavyVerticesAndLongChains:GpuPredecessors.*}
+  timeout ${SANITIZER_SECONDS:-150} compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpu_tests" --gtest_filter="$filter" > "$out/memcheck.log" 2>&1
+  note "memcheck ($filter): exit $? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+  race_filter=${RACECHECK_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:GpuSssp.OneVertexAndNoArcs:GpuPredecessors.*}
+  timeout ${SANITIZER_SECONDS:-150} compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" --gtest_filter="$race_filter" > "$out/racecheck.log" 2>&1
+  note "racecheck ($race_filter): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.log" | tail -1)"
+
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
