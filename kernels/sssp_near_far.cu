@@ -461,14 +461,15 @@ class NearFarEngine final : public ShortestPathEngine {
     const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
     double* rows = request.distances + static_cast<std::size_t>(first) * n;
     Stopwatch copy;
-    if (d_targets == nullptr) {
+    if (d_targets == nullptr || !request.compact_targets) {
+      // Whole rows: path tracing reads every vertex up to the farthest target, not only targets.
       GPU_ROUTING_CUDA_CHECK(cudaMemcpyAsync(rows, d_rows,
                                              static_cast<std::size_t>(count) * n * sizeof(double),
                                              cudaMemcpyDeviceToHost, stream_->get()));
       stream_->synchronize();
     } else {
-      // Only the targets' columns are read: gather them on the device, copy those, and leave
-      // +inf (an upper bound) everywhere else.
+      // Compact rows (cost matrices): gather the targets' columns on the device and copy only
+      // those.
       const std::size_t cells =
           static_cast<std::size_t>(count) * static_cast<std::size_t>(target_count);
       gathered_.reserve(cells);
@@ -479,25 +480,8 @@ class NearFarEngine final : public ShortestPathEngine {
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
       gathered_.download(gathered_host_.data(), cells, stream_->get());
       stream_->synchronize();
-      const double* values = gathered_host_.data();
-      if (request.compact_targets) {
-        // The caller reads the target columns only: hand them over as they are.
-        std::memcpy(request.distances + static_cast<std::size_t>(first) * static_cast<std::size_t>(target_count),
-                    values, cells * sizeof(double));
-        report_.transfer_ms += copy.elapsed_ms();
-        return;
-      }
-      const VertexIndex* targets = request.targets;
-      const int threads = std::max(1, std::min(resolve_thread_count(options_.threads), count));
-      prepare_worker_threads(threads);
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (int r = 0; r < count; ++r) {
-        double* row = rows + static_cast<std::size_t>(r) * n;
-        std::fill(row, row + n, kInfinity);
-        const double* row_values =
-            values + static_cast<std::size_t>(r) * static_cast<std::size_t>(target_count);
-        for (int j = 0; j < target_count; ++j) row[targets[j]] = row_values[j];
-      }
+      std::memcpy(request.distances + static_cast<std::size_t>(first) * static_cast<std::size_t>(target_count),
+                  gathered_host_.data(), cells * sizeof(double));
     }
     report_.transfer_ms += copy.elapsed_ms();
     if (request.predecessor_arcs == nullptr) return;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), from the repository root, with .device carried:
-#   bash scripts/gpu/suite.sh tests|bench|all
+#   [BENCH="sql-sssp sql-apsp engines"] bash scripts/gpu/suite.sh tests|none
 # tests: GPU unit tests, compute-sanitizer (memcheck, racecheck), pg_regress and pgTAP with
 #        gpu_routing.device = gpu, 16 concurrent sessions with pgbench.
 # bench: the engine benchmarks and the SQL benchmarks against pgRouting on the same server.
@@ -52,13 +52,18 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 
 fi
 
-if [ "$what" = bench ] || [ "$what" = all ]; then
+# The benchmark parts, each selectable: sql-sssp, sql-apsp (end to end against pgRouting),
+# engines (sssp_bench and apsp_bench, compute only).
+for part in ${BENCH:-}; do
   createdb bench 2>/dev/null
-  "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2>"$out/sssp_bench.err"; note "sssp_bench: exit $?"
-  "$bin/apsp_bench" --csv "$out/apsp_bench.csv" > "$out/apsp_bench.md" 2>"$out/apsp_bench.err"; note "apsp_bench: exit $?"
-  for suite in gpu-sssp gpu-apsp; do
-    "$bin/sql_bench" --suite "$suite" --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 > "$out/sql_$suite.md" 2>"$out/sql_$suite.err"
-    note "sql_bench $suite: exit $?"
-  done
-fi
+  case "$part" in
+    sql-sssp|sql-apsp)
+      suite=gpu-${part#sql-}
+      "$bin/sql_bench" --suite "$suite" --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 > "$out/sql_$suite.md" 2>"$out/sql_$suite.err"
+      note "sql_bench $suite: exit $?"; cat "$out/sql_$suite.md" >> "$summary" ;;
+    engines)
+      "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2>"$out/sssp_bench.err"; note "sssp_bench: exit $?"
+      "$bin/apsp_bench" --csv "$out/apsp_bench.csv" > "$out/apsp_bench.md" 2>"$out/apsp_bench.err"; note "apsp_bench: exit $?" ;;
+  esac
+done
 echo "==== summary"; cat "$summary"
