@@ -1,69 +1,104 @@
 #!/usr/bin/env bash
-# On the GPU machine (device tool), from the repository root, with .device carried:
-#   [BENCH="sql-sssp sql-apsp engines"] bash scripts/gpu/suite.sh tests|none
-# tests: GPU unit tests, compute-sanitizer (memcheck, racecheck), pg_regress and pgTAP with
-#        gpu_routing.device = gpu, 16 concurrent sessions with pgbench.
-# bench: the engine benchmarks and the SQL benchmarks against pgRouting on the same server.
-# Logs go to $OUT (the device tool brings them back); a summary is printed last.
+# On the GPU machine (device tool), from the repository root, with .device carried (made by
+# scripts/gpu/stage.sh here):
+#   [TESTS="..."] [BENCH="..."] bash scripts/gpu/suite.sh
+# TESTS (default: all of them)
+#   gpu_tests    GoogleTest GPU unit tests
+#   regress      pg_regress with gpu_routing.device = gpu
+#   pgtap        pgTAP with gpu_routing.device = gpu
+#   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
+#   memcheck     compute-sanitizer memcheck on a reduced filter
+#   racecheck    compute-sanitizer racecheck on a reduced filter, single-source engines one by one
+# BENCH (default: none)
+#   sql-sssp, sql-apsp  end to end against pgRouting on the same server (sql_bench)
+#   engines             compute only (sssp_bench, apsp_bench)
+# Logs go into $OUT/logs.tar.gz (the device tool brings back few files); a summary is printed
+# last and saved as $OUT/summary.txt.
 set -uo pipefail
-what=${1:-all}
+tests=${TESTS-gpu_tests regress pgtap concurrency memcheck racecheck}
+bench=${BENCH-}
 root=$(pwd)
 out=${OUT:-/tmp/out}
-mkdir -p "$out"
+logs=$out/logs
+mkdir -p "$logs"
 summary="$out/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
+wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
 
-bash .device/pg-install.sh .device/pg15-bundle.tar.xz > "$out/pg-install.log" 2>&1 || { cat "$out/pg-install.log"; exit 1; }
+bash .device/pg-install.sh .device/pg15-bundle.tar.xz > "$logs/pg-install.log" 2>&1 || { cat "$logs/pg-install.log"; exit 1; }
 export PATH=/usr/lib/postgresql/15/bin:$PATH PGHOST=/tmp PGPORT=5432 PGUSER=postgres
 export GPU_ROUTING_DATA=$root/.device/data
 tar -C .device -xJf .device/stage.tar.xz
 cp .device/stage/ext/gpu_routing.so "$(pg_config --pkglibdir)/"
 cp .device/stage/ext/gpu_routing.control .device/stage/ext/gpu_routing--*.sql "$(pg_config --sharedir)/extension/"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-note "machine: $(head -1 "$out/gpu.txt"), $(nproc) cores"
+note "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
 bin=.device/stage/bin
 
-if [ "$what" = tests ] || [ "$what" = all ]; then
-  "$bin/gpu_tests" > "$out/gpu_tests.log" 2>&1; note "gpu_tests: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/gpu_tests.log" | tr '\n' ' '))"
-  grep -E '^\[  FAILED  \]' "$out/gpu_tests.log" | head -20 | tee -a "$summary"
-  for device in gpu; do
-    export PGOPTIONS="-c gpu_routing.device=$device"
-    rm -rf results regression.diffs
-    "$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress" --inputdir=. --bindir="$(pg_config --bindir)" \
-      --load-extension=plpgsql --dbname=contrib_regression $(make -s print-regress 2>/dev/null) > "$out/regress_$device.log" 2>&1
-    note "pg_regress (device=$device): exit $? $(grep -E 'tests (passed|failed)|failed \(' "$out/regress_$device.log" | tail -1)"
-    [ -f regression.diffs ] && cp regression.diffs "$out/regression_$device.diffs"
-    dropdb --if-exists gpu_routing_test; createdb gpu_routing_test
-    psql -X -q -d gpu_routing_test -f test/fixtures.sql > "$out/fixtures.log" 2>&1
-    pg_prove -d gpu_routing_test test/pgtap/*.sql > "$out/pgtap_$device.log" 2>&1
-    note "pgTAP (device=$device): exit $? $(tail -1 "$out/pgtap_$device.log")"
-    grep -E "^not ok|Failed|failed" "$out/pgtap_$device.log" | head -20 | tee -a "$summary"
-  done
-  unset PGOPTIONS
-  bash scripts/gpu/concurrency.sh > "$out/concurrency.log" 2>&1
-  note "concurrency: exit $? $(tail -3 "$out/concurrency.log" | tr '\n' ' ')"
-  filter=${SANITIZER_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:NearFar.SeedOneCounterexample:NearFar.GridGraph:GpuSssp.OneVertexAndNoArcs:GpuSssp.HeavyVerticesAndLongChains:GpuPredecessors.*}
-  timeout ${SANITIZER_SECONDS:-150} compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpu_tests" --gtest_filter="$filter" > "$out/memcheck.log" 2>&1
-  note "memcheck ($filter): exit $? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
-  race_filter=${RACECHECK_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:GpuSssp.OneVertexAndNoArcs:GpuPredecessors.*}
-  timeout ${SANITIZER_SECONDS:-150} compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" --gtest_filter="$race_filter" > "$out/racecheck.log" 2>&1
-  note "racecheck ($race_filter): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.log" | tail -1)"
-
+if wants "$tests" gpu_tests; then
+  "$bin/gpu_tests" > "$logs/gpu_tests.log" 2>&1
+  note "gpu_tests: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$logs/gpu_tests.log" | tr '\n' ' '))"
+  grep -E '^\[  FAILED  \]' "$logs/gpu_tests.log" | head -20 | tee -a "$summary"
 fi
 
-# The benchmark parts, each selectable: sql-sssp, sql-apsp (end to end against pgRouting),
-# engines (sssp_bench and apsp_bench, compute only).
-for part in ${BENCH:-}; do
+export PGOPTIONS="-c gpu_routing.device=gpu"
+if wants "$tests" regress; then
+  rm -rf results regression.diffs
+  "$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress" --inputdir=. --bindir="$(pg_config --bindir)" \
+    --load-extension=plpgsql --dbname=contrib_regression $(make -s print-regress 2>/dev/null) > "$logs/regress.log" 2>&1
+  note "pg_regress (device=gpu): exit $? $(grep -E 'tests (passed|failed)|failed \(' "$logs/regress.log" | tail -1)"
+  if [ -f regression.diffs ]; then
+    cp regression.diffs "$logs/"
+    head -80 regression.diffs >> "$summary"
+  fi
+fi
+if wants "$tests" pgtap; then
+  dropdb --if-exists gpu_routing_test 2>/dev/null; createdb gpu_routing_test
+  psql -X -q -d gpu_routing_test -f test/fixtures.sql > "$logs/fixtures.log" 2>&1
+  pg_prove -d gpu_routing_test test/pgtap/*.sql > "$logs/pgtap.log" 2>&1
+  note "pgTAP (device=gpu): exit $? $(tail -1 "$logs/pgtap.log")"
+  grep -E "^not ok|Failed|failed|ERROR" "$logs/pgtap.log" | head -20 | tee -a "$summary"
+fi
+unset PGOPTIONS
+if wants "$tests" concurrency; then
+  bash scripts/gpu/concurrency.sh > "$logs/concurrency.log" 2>&1
+  note "concurrency: exit $? $(tail -3 "$logs/concurrency.log" | tr '\n' ' ')"
+fi
+if wants "$tests" memcheck; then
+  filter=${SANITIZER_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:NearFar.SeedOneCounterexample:NearFar.GridGraph:GpuSssp.OneVertexAndNoArcs:GpuSssp.HeavyVerticesAndLongChains:GpuPredecessors.*}
+  timeout "${SANITIZER_SECONDS:-150}" compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpu_tests" \
+    --gtest_filter="$filter" > "$logs/memcheck.log" 2>&1
+  note "memcheck ($filter): exit $? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1)"
+fi
+if wants "$tests" racecheck; then
+  race_filter=${RACECHECK_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:GpuPredecessors.*}
+  timeout "${SANITIZER_SECONDS:-150}" compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" \
+    --gtest_filter="$race_filter" > "$logs/racecheck.log" 2>&1
+  note "racecheck ($race_filter): exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log" | tail -1)"
+  # The single-source engines one at a time on the smallest graphs.
+  for engine in near_far frontier frontier_pred frontier_matrix frontier_pred_matrix crauser bellman_ford harish concurrent; do
+    GPU_ROUTING_TEST_ENGINES=$engine timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" \
+      --gtest_filter=GpuSssp.OneVertexAndNoArcs > "$logs/racecheck_$engine.log" 2>&1
+    note "racecheck GpuSssp.OneVertexAndNoArcs [$engine]: exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck_$engine.log" | tail -1)"
+  done
+fi
+
+for part in $bench; do
   createdb bench 2>/dev/null
   case "$part" in
     sql-sssp|sql-apsp)
       suite=gpu-${part#sql-}
-      "$bin/sql_bench" --suite "$suite" --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 > "$out/sql_$suite.md" 2>"$out/sql_$suite.err"
-      note "sql_bench $suite: exit $?"; cat "$out/sql_$suite.md" >> "$summary" ;;
+      "$bin/sql_bench" --suite "$suite" --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 \
+        > "$out/sql_$suite.md" 2> "$logs/sql_$suite.err"
+      note "sql_bench $suite: exit $?"
+      cat "$out/sql_$suite.md" >> "$summary" ;;
     engines)
-      "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2>"$out/sssp_bench.err"; note "sssp_bench: exit $?"
-      "$bin/apsp_bench" --csv "$out/apsp_bench.csv" > "$out/apsp_bench.md" 2>"$out/apsp_bench.err"; note "apsp_bench: exit $?" ;;
+      "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
+      note "sssp_bench: exit $?"
+      "$bin/apsp_bench" --csv "$out/apsp_bench.csv" > "$out/apsp_bench.md" 2> "$logs/apsp_bench.err"
+      note "apsp_bench: exit $?" ;;
   esac
 done
-echo "==== summary"; cat "$summary"
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
+echo "==== summary"
+cat "$summary"

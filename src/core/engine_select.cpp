@@ -46,8 +46,12 @@ const char* auto_algorithm(Device device, const ProblemShape& shape, std::string
     reason = "auto: Dijkstra from each source in parallel";
     return "dijkstra";
   }
-  reason = "auto: many sources per launch on the GPU";
-  return "multi_source";
+  // near_far runs one source per thread block with no host round trips: on road networks, where
+  // Bellman-Ford style engines (multi_source) need thousands of iterations, it is many times
+  // faster (NY 1000 x 1000 cost matrix on an H200: 7.1 s multi_source), and it is never far behind
+  // on low-diameter graphs.
+  reason = "auto: many sources, one thread block each, on the GPU";
+  return "near_far";
 }
 
 }  // namespace

@@ -44,10 +44,17 @@ bool is_many_source_under_test(const EngineInfo& info) {
 }
 
 // Every GPU single-source engine (near_far too once it is in the table), harish and concurrent.
+// GPU_ROUTING_TEST_ENGINES=name,name limits the engines (to run a sanitizer engine by engine).
 std::vector<const EngineInfo*> engines_under_test() {
+  const char* only = std::getenv("GPU_ROUTING_TEST_ENGINES");
   std::vector<const EngineInfo*> engines;
-  for (const auto& info : gpu_engine_table())
-    if (info.single_source || is_many_source_under_test(info)) engines.push_back(&info);
+  for (const auto& info : gpu_engine_table()) {
+    if (!info.single_source && !is_many_source_under_test(info)) continue;
+    if (only != nullptr && *only != '\0' &&
+        ("," + std::string(only) + ",").find("," + std::string(info.name) + ",") == std::string::npos)
+      continue;
+    engines.push_back(&info);
+  }
   return engines;
 }
 
