@@ -75,11 +75,13 @@ if wants "$tests" racecheck; then
   timeout "${SANITIZER_SECONDS:-150}" compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" \
     --gtest_filter="$race_filter" > "$logs/racecheck.log" 2>&1
   note "racecheck ($race_filter): exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log" | tail -1)"
-  # The single-source engines one at a time on the smallest graphs.
+  # The single-source engines one at a time on small graphs, rounds as plain launches (racecheck
+  # stops on CUDA graphs with conditional nodes).
   for engine in near_far frontier frontier_pred frontier_matrix frontier_pred_matrix crauser bellman_ford harish concurrent; do
-    GPU_ROUTING_TEST_ENGINES=$engine timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" \
-      --gtest_filter=GpuSssp.OneVertexAndNoArcs > "$logs/racecheck_$engine.log" 2>&1
-    note "racecheck GpuSssp.OneVertexAndNoArcs [$engine]: exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck_$engine.log" | tail -1)"
+    GPU_ROUTING_PLAIN_LAUNCHES=1 GPU_ROUTING_TEST_ENGINES=$engine timeout 60 compute-sanitizer --tool racecheck \
+      --error-exitcode 9 "$bin/gpu_tests" --gtest_filter=GpuSssp.OneVertexAndNoArcs:GpuSssp.DenseGraphsAndTheMatrixSwitch \
+      > "$logs/racecheck_$engine.log" 2>&1
+    note "racecheck GpuSssp small and dense graphs [$engine, plain launches]: exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck_$engine.log" | tail -1)"
   done
 fi
 
