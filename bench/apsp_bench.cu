@@ -359,6 +359,65 @@ void section_topo(const Settings& s) {
   }
 }
 
+// multi_source splits the sources of a solve() over every visible GPU, one host worker each.
+// The same all-pairs (or many-source) workload with 1, 2, ... workers on as many devices.
+void section_scaling(const Settings& s) {
+  const int devices = static_cast<int>(gpu::availability().devices.size());
+  std::printf("\n## multi_source over %d GPU(s): ms for the whole batch of sources (median of 3)\n\n",
+              devices);
+  std::printf("| graph | sources |");
+  for (int d = 1; d <= devices; ++d) std::printf(" %d GPU%s |", d, d > 1 ? "s" : "");
+  std::printf(" speed-up |\n|---|---:|");
+  for (int d = 1; d <= devices; ++d) std::printf("---:|");
+  std::printf("---:|\n");
+  std::vector<std::pair<int, int>> cases = s.quick ? std::vector<std::pair<int, int>>{{16384, 4096}}
+                                                   : std::vector<std::pair<int, int>>{{16384, 16384}, {65536, 8192}};
+  for (auto [v, count] : cases) {
+    auto edges = bench::random_graph(v, 4, v, 11);
+    Graph g = build_graph(edges.view(), true);
+    std::vector<VertexIndex> sources(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) sources[static_cast<std::size_t>(i)] = static_cast<VertexIndex>((static_cast<long long>(i) * 7919) % v);
+    std::vector<double> dist(static_cast<std::size_t>(count) * static_cast<std::size_t>(v));
+    std::printf("| random V=%d E=4V | %d |", v, count);
+    double first = 0, last = 0;
+    for (int d = 1; d <= devices; ++d) {
+      apsp::MultiSourceTuning tuning;
+      tuning.workers = d;
+      EngineOptions options;
+      options.budget = MemoryBudget(std::size_t{64} << 30);
+      auto engine = apsp::create_multi_source_engine(g, options, tuning);
+      SolveRequest request;
+      request.sources = sources.data();
+      request.source_count = count;
+      request.distances = dist.data();
+      engine->solve(request);  // warm-up: graph upload on every device
+      std::vector<double> times;
+      for (int r = 0; r < 3; ++r) {
+        Stopwatch w;
+        engine->solve(request);
+        times.push_back(w.elapsed_ms());
+      }
+      const double ms = median(times);
+      if (d == 1) first = ms;
+      last = ms;
+      std::printf(" %.1f |", ms);
+      CsvRow row;
+      row.section = "scaling";
+      row.engine = "multi_source";
+      row.graph = "random E=4V";
+      row.vertices = v;
+      row.arcs = g.arc_count();
+      row.sources = count;
+      row.streams = d;  // devices
+      row.ms = ms;
+      row.notes = std::to_string(d) + " GPUs";
+      g_rows.push_back(row);
+    }
+    std::printf(" %.2fx |\n", first / std::max(last, 1e-9));
+    std::fflush(stdout);
+  }
+}
+
 void section_concurrent(const Settings& s) {
   const EngineInfo* concurrent = find_engine("concurrent", Device::kGpu);
   std::printf(
@@ -452,7 +511,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv PATH] [--sections "
-                   "variants,dense,compare,multi,topo,concurrent]\n",
+                   "variants,dense,compare,multi,topo,concurrent,scaling]\n",
                    argv[0]);
       return 2;
     }
@@ -476,6 +535,7 @@ int main(int argc, char** argv) {
     if (settings.wants("multi")) section_multi(settings), save();
     if (settings.wants("topo")) section_topo(settings), save();
     if (settings.wants("concurrent")) section_concurrent(settings), save();
+    if (settings.wants("scaling")) section_scaling(settings), save();
   } catch (const std::exception& e) {
     std::printf("\nbenchmark stopped: %s\n", e.what());
     if (!settings.csv_path.empty()) write_csv(settings.csv_path);

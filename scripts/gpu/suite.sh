@@ -12,6 +12,8 @@
 # BENCH (default: none)
 #   sql-sssp, sql-apsp  end to end against pgRouting on the same server (sql_bench)
 #   engines             compute only (sssp_bench, apsp_bench)
+#   sssp-engines        sssp_bench alone (time-limited)
+#   scaling             multi_source on 1..N GPUs (apsp_bench --sections scaling)
 # Logs go into $OUT/logs.tar.gz (the device tool brings back few files); a summary is printed
 # last and saved as $OUT/summary.txt.
 set -uo pipefail
@@ -94,6 +96,14 @@ for part in $bench; do
         > "$out/sql_$suite.md" 2> "$logs/sql_$suite.err"
       note "sql_bench $suite: exit $?"
       cat "$out/sql_$suite.md" >> "$summary" ;;
+    scaling)
+      timeout 150 "$bin/apsp_bench" --sections scaling --csv "$out/scaling.csv" > "$out/scaling.md" 2> "$logs/scaling.err"
+      note "apsp_bench scaling: exit $?"
+      cat "$out/scaling.md" >> "$summary" ;;
+    sssp-engines)
+      timeout "${SSSP_BENCH_SECONDS:-240}" "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
+      note "sssp_bench: exit $?"
+      cat "$out/sssp_bench.md" >> "$summary" ;;
     engines)
       "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
       note "sssp_bench: exit $?"
