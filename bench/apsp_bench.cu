@@ -381,11 +381,11 @@ void section_scaling(const Settings& s) {
     std::printf("| random V=%d E=4V | %d |", v, count);
     double first = 0, last = 0;
     for (int d = 1; d <= devices; ++d) {
-      apsp::MultiSourceTuning tuning;
+      gpu::apsp::MultiSourceTuning tuning;
       tuning.workers = d;
       EngineOptions options;
       options.budget = MemoryBudget(std::size_t{64} << 30);
-      auto engine = apsp::create_multi_source_engine(g, options, tuning);
+      auto engine = gpu::apsp::create_multi_source_engine(g, options, tuning);
       SolveRequest request;
       request.sources = sources.data();
       request.source_count = count;
