@@ -101,11 +101,11 @@ for part in $bench; do
       note "apsp_bench scaling: exit $?"
       cat "$out/scaling.md" >> "$summary" ;;
     sssp-engines)
-      timeout "${SSSP_BENCH_SECONDS:-240}" "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
+      timeout "${SSSP_BENCH_SECONDS:-240}" "$bin/sssp_bench" "$GPU_ROUTING_DATA" --csv="$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
       note "sssp_bench: exit $?"
       cat "$out/sssp_bench.md" >> "$summary" ;;
     engines)
-      "$bin/sssp_bench" --data "$GPU_ROUTING_DATA" --csv "$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
+      "$bin/sssp_bench" "$GPU_ROUTING_DATA" --csv="$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
       note "sssp_bench: exit $?"
       "$bin/apsp_bench" --csv "$out/apsp_bench.csv" > "$out/apsp_bench.md" 2> "$logs/apsp_bench.err"
       note "apsp_bench: exit $?" ;;
