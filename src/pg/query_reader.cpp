@@ -128,6 +128,18 @@ void grow(Receiver* r) {
   pg_unreachable();
 }
 
+// The value of an integer-typed column (smallint, integer, bigint).
+std::int64_t integer_value(ValueType type, Datum d) {
+  switch (type) {
+    case ValueType::kInt2:
+      return DatumGetInt16(d);
+    case ValueType::kInt4:
+      return DatumGetInt32(d);
+    default:
+      return DatumGetInt64(d);
+  }
+}
+
 bool receiver_receive(TupleTableSlot* slot, DestReceiver* self) {
   Receiver* r = reinterpret_cast<Receiver*>(self);
   if (r->out->rows == r->capacity) grow(r);
@@ -139,39 +151,21 @@ bool receiver_receive(TupleTableSlot* slot, DestReceiver* self) {
     if (slot->tts_isnull[a]) null_value_error(r, c);
     Datum d = slot->tts_values[a];
     if (r->specs[c].kind == ColumnKind::kInteger) {
-      std::int64_t v;
-      switch (r->type[c]) {
-        case ValueType::kInt2:
-          v = DatumGetInt16(d);
-          break;
-        case ValueType::kInt4:
-          v = DatumGetInt32(d);
-          break;
-        default:
-          v = DatumGetInt64(d);
-          break;
-      }
-      r->out->integers[c][row] = v;
+      r->out->integers[c][row] = integer_value(r->type[c], d);
     } else {
       double v;
       switch (r->type[c]) {
-        case ValueType::kInt2:
-          v = DatumGetInt16(d);
-          break;
-        case ValueType::kInt4:
-          v = DatumGetInt32(d);
-          break;
-        case ValueType::kInt8:
-          v = static_cast<double>(DatumGetInt64(d));
-          break;
         case ValueType::kFloat4:
           v = DatumGetFloat4(d);
           break;
         case ValueType::kFloat8:
           v = DatumGetFloat8(d);
           break;
-        default:
+        case ValueType::kNumeric:
           v = DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
+          break;
+        default:
+          v = static_cast<double>(integer_value(r->type[c], d));
           break;
       }
       if (std::isnan(v))
