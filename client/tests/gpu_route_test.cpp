@@ -126,18 +126,7 @@ TEST(GpuRoute, UsageErrorsExitWithTwoAndOneLine) {
 // ---------------------------------------------------------------------------------------------
 // Against the test database.
 
-class GpuRouteTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    GPU_ROUTING_REQUIRE_DATABASE();
-    reference_ = std::make_unique<pqxx::connection>(test_dsn());
-  }
-  pqxx::result sql(const std::string& query) {
-    pqxx::nontransaction tx(*reference_);
-    return tx.exec(query);
-  }
-  std::unique_ptr<pqxx::connection> reference_;
-};
+class GpuRouteTest : public DatabaseTest {};
 
 TEST_F(GpuRouteTest, WrongConnectionExitsWithTwo) {
   expect_one_line_error(

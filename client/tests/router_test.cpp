@@ -41,17 +41,8 @@ double as_double(const pqxx::field& field) {
   return *text::parse_double(std::string_view(field.c_str(), field.size()));
 }
 
-class RouterTest : public ::testing::Test {
+class RouterTest : public DatabaseTest {
  protected:
-  void SetUp() override {
-    GPU_ROUTING_REQUIRE_DATABASE();
-    reference_ = std::make_unique<pqxx::connection>(test_dsn());
-  }
-
-  pqxx::result sql(const std::string& query) {
-    pqxx::nontransaction tx(*reference_);
-    return tx.exec(query);
-  }
   template <typename... Args>
   pqxx::result sql_params(const std::string& query, Args&&... args) {
     pqxx::nontransaction tx(*reference_);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,6 +39,20 @@ inline std::string unique_name(const std::string& stem) {
 inline const char* kSampleEdgesSql =
     "SELECT id, source, target, cost, reverse_cost FROM sample_edges";
 inline const char* kRomeEdgesSql = "SELECT id, source, target, cost FROM rome_edges";
+
+// A test against the test database, with a direct libpqxx connection for reference rows.
+class DatabaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GPU_ROUTING_REQUIRE_DATABASE();
+    reference_ = std::make_unique<pqxx::connection>(test_dsn());
+  }
+  pqxx::result sql(const std::string& query) {
+    pqxx::nontransaction tx(*reference_);
+    return tx.exec(query);
+  }
+  std::unique_ptr<pqxx::connection> reference_;
+};
 
 // A table made for one test and dropped after it.
 class ScratchTable {

@@ -63,8 +63,6 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
   EngineSelection selection;
   const bool is_auto = algorithm.empty() || algorithm == "auto";
 
-  if (!is_auto && engine_names(!many, many).empty())
-    throw RoutingError(ErrorKind::kInternal, "no engines registered");
   if (!is_auto) {
     bool known = false;
     for (const auto& name : engine_names(!many, many)) known = known || name == algorithm;

@@ -86,7 +86,6 @@ class RoutingCall {
 
   const Graph& graph() const { return graph_; }
   const CallSummary& summary() const { return summary_; }
-  bool empty() const { return source_indices_.empty(); }
 
  private:
   void launch_next_batch();
