@@ -126,7 +126,7 @@ TEST(GpuRoute, UsageErrorsExitWithTwoAndOneLine) {
 // ---------------------------------------------------------------------------------------------
 // Against the test database.
 
-class GpuRouteTest : public DatabaseTest {};
+class GpuRouteTest : public testing::DatabaseTest {};
 
 TEST_F(GpuRouteTest, WrongConnectionExitsWithTwo) {
   expect_one_line_error(

@@ -41,7 +41,7 @@ double as_double(const pqxx::field& field) {
   return *text::parse_double(std::string_view(field.c_str(), field.size()));
 }
 
-class RouterTest : public DatabaseTest {
+class RouterTest : public testing::DatabaseTest {
  protected:
   template <typename... Args>
   pqxx::result sql_params(const std::string& query, Args&&... args) {
