@@ -61,8 +61,6 @@ class RouterTest : public testing::DatabaseTest {
     }
     return steps;
   }
-
-  std::unique_ptr<pqxx::connection> reference_;
 };
 
 void expect_same_steps(const std::vector<PathStep>& ours, const std::vector<PathStep>& theirs) {
