@@ -1,0 +1,354 @@
+// The result store (see result_store.hpp) and the memory context its tuples live in.
+#include "result_store.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+#include "nodes/memnodes.h"
+}
+
+namespace gpu_routing::pg {
+
+namespace {
+
+#if PG_VERSION_NUM < 160000
+// ---------------------------------------------------------------------------------------------
+// The row arena: a memory context for result tuples, written against PostgreSQL 15's context
+// interface (MemoryContextMethods; every chunk preceded by its context's pointer).
+//
+// Chunks are cut one after another from blocks that are mapped with MAP_POPULATE: the pages
+// arrive in one system call per block rather than one page fault per page, which was a third of
+// the time of writing 16.8M rows. A chunk costs a 16-byte header and its size rounded to 8 bytes
+// (no power-of-two classes). Each block counts its live chunks and is unmapped when the last one
+// is freed, as PostgreSQL's generation context does, so the patterns of a tuplestore keep memory
+// bounded: all tuples freed together (in memory), each freed right after being written (spilled
+// to disk, where the current block is rewound instead), or freed one behind the next (read back
+// from disk). Chunks above kLargeChunkBytes (the tuplestore's growing pointer array) get a
+// mapping of their own, which repalloc grows with mremap instead of copying.
+
+struct ArenaBlock {
+  ArenaBlock* prev;
+  ArenaBlock* next;
+  std::size_t mapped_bytes;  // the whole mapping, this header included
+  std::size_t live_chunks;
+  char* free_ptr;  // where the next chunk starts (regular blocks)
+  char* end;
+  bool large;  // holds one chunk of its own
+};
+
+// Directly before every chunk. PostgreSQL 15 finds a chunk's context in the 8 bytes before it.
+struct ArenaChunk {
+  std::uint32_t size;          // usable bytes; 0 for the chunk of a large block
+  std::uint32_t block_offset;  // bytes from the block's start to this header
+  MemoryContext context;
+};
+
+struct ArenaContext {
+  MemoryContextData header;  // first: this is what PostgreSQL sees
+  ArenaBlock* blocks;        // every block, newest first
+  ArenaBlock* current;       // where regular chunks are cut from
+  std::size_t next_block_bytes;
+  std::size_t live_chunks;
+};
+
+constexpr std::size_t kBlockHeaderBytes = MAXALIGN(sizeof(ArenaBlock));
+constexpr std::size_t kChunkHeaderBytes = MAXALIGN(sizeof(ArenaChunk));
+constexpr std::size_t kFirstBlockBytes = std::size_t{64} << 10;
+constexpr std::size_t kMaxBlockBytes = std::size_t{16} << 20;
+constexpr std::size_t kLargeChunkBytes = std::size_t{256} << 10;
+static_assert(sizeof(ArenaChunk) == 16, "the context pointer must end the chunk header");
+static_assert(kLargeChunkBytes + kChunkHeaderBytes + kBlockHeaderBytes <= kFirstBlockBytes * 8,
+              "a regular chunk must fit a block of the sizes used");
+
+std::size_t page_round(std::size_t bytes) {
+  const std::size_t page = 4096;
+  return (bytes + page - 1) / page * page;
+}
+
+ArenaChunk* chunk_of(void* pointer) {
+  return reinterpret_cast<ArenaChunk*>(static_cast<char*>(pointer) - kChunkHeaderBytes);
+}
+ArenaBlock* block_of(ArenaChunk* chunk) {
+  return reinterpret_cast<ArenaBlock*>(reinterpret_cast<char*>(chunk) - chunk->block_offset);
+}
+char* first_chunk(ArenaBlock* block) {
+  return reinterpret_cast<char*>(block) + kBlockHeaderBytes;
+}
+
+void link_block(ArenaContext* arena, ArenaBlock* block) {
+  block->prev = nullptr;
+  block->next = arena->blocks;
+  if (arena->blocks != nullptr) arena->blocks->prev = block;
+  arena->blocks = block;
+  arena->header.mem_allocated += block->mapped_bytes;
+}
+
+void unlink_block(ArenaContext* arena, ArenaBlock* block) {
+  if (block->prev != nullptr)
+    block->prev->next = block->next;
+  else
+    arena->blocks = block->next;
+  if (block->next != nullptr) block->next->prev = block->prev;
+  arena->header.mem_allocated -= block->mapped_bytes;
+}
+
+ArenaBlock* map_block(std::size_t bytes, bool populate) {
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+  if (memory == MAP_FAILED) return nullptr;
+  ArenaBlock* block = static_cast<ArenaBlock*>(memory);
+  block->mapped_bytes = bytes;
+  block->live_chunks = 0;
+  block->free_ptr = first_chunk(block);
+  block->end = static_cast<char*>(memory) + bytes;
+  block->large = false;
+  return block;
+}
+
+void unmap_block(ArenaContext* arena, ArenaBlock* block) {
+  if (arena->current == block) arena->current = nullptr;
+  unlink_block(arena, block);
+  munmap(block, block->mapped_bytes);
+}
+
+void* arena_alloc_large(ArenaContext* arena, Size size) {
+  const std::size_t bytes = page_round(kBlockHeaderBytes + kChunkHeaderBytes + size);
+  // Not populated: repalloc may grow it by mremap, and its pages are written in order anyway.
+  ArenaBlock* block = map_block(bytes, false);
+  if (block == nullptr) return nullptr;
+  block->large = true;
+  block->live_chunks = 1;
+  link_block(arena, block);
+  ArenaChunk* chunk = reinterpret_cast<ArenaChunk*>(first_chunk(block));
+  chunk->size = 0;
+  chunk->block_offset = static_cast<std::uint32_t>(kBlockHeaderBytes);
+  chunk->context = &arena->header;
+  arena->live_chunks += 1;
+  return reinterpret_cast<char*>(chunk) + kChunkHeaderBytes;
+}
+
+void* arena_alloc(MemoryContext context, Size size) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  if (size > kLargeChunkBytes) return arena_alloc_large(arena, size);
+  const std::size_t usable = MAXALIGN(size);
+  const std::size_t needed = kChunkHeaderBytes + usable;
+  ArenaBlock* block = arena->current;
+  if (block == nullptr || static_cast<std::size_t>(block->end - block->free_ptr) < needed) {
+    std::size_t bytes = arena->next_block_bytes;
+    while (bytes < kBlockHeaderBytes + needed) bytes *= 2;
+    block = map_block(bytes, true);
+    if (block == nullptr) return nullptr;
+    link_block(arena, block);
+    // A block left behind is unmapped once its last chunk is freed; an empty one goes now.
+    if (arena->current != nullptr && arena->current->live_chunks == 0)
+      unmap_block(arena, arena->current);
+    arena->current = block;
+    arena->next_block_bytes = std::min(bytes * 2, kMaxBlockBytes);
+  }
+  ArenaChunk* chunk = reinterpret_cast<ArenaChunk*>(block->free_ptr);
+  chunk->size = static_cast<std::uint32_t>(usable);
+  chunk->block_offset =
+      static_cast<std::uint32_t>(reinterpret_cast<char*>(chunk) - reinterpret_cast<char*>(block));
+  chunk->context = context;
+  block->free_ptr += needed;
+  block->live_chunks += 1;
+  arena->live_chunks += 1;
+  return reinterpret_cast<char*>(chunk) + kChunkHeaderBytes;
+}
+
+void arena_free(MemoryContext context, void* pointer) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  ArenaChunk* chunk = chunk_of(pointer);
+  ArenaBlock* block = block_of(chunk);
+  arena->live_chunks -= 1;
+  block->live_chunks -= 1;
+  if (block->live_chunks > 0) return;
+  if (block == arena->current) {
+    block->free_ptr = first_chunk(block);  // rewound: a spilling tuplestore reuses it row by row
+    return;
+  }
+  unmap_block(arena, block);
+}
+
+void* arena_realloc(MemoryContext context, void* pointer, Size size) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  ArenaChunk* chunk = chunk_of(pointer);
+  if (chunk->size == 0) {
+    ArenaBlock* block = block_of(chunk);
+    const std::size_t bytes = page_round(kBlockHeaderBytes + kChunkHeaderBytes + size);
+    if (bytes == block->mapped_bytes) return pointer;
+    ArenaBlock* prev = block->prev;
+    ArenaBlock* next = block->next;
+    const std::size_t old_bytes = block->mapped_bytes;
+    void* moved = mremap(block, old_bytes, bytes, MREMAP_MAYMOVE);
+    if (moved == MAP_FAILED) return nullptr;  // the old chunk stays valid, as repalloc expects
+    block = static_cast<ArenaBlock*>(moved);
+    block->mapped_bytes = bytes;
+    block->end = static_cast<char*>(moved) + bytes;
+    block->prev = prev;
+    block->next = next;
+    if (prev != nullptr)
+      prev->next = block;
+    else
+      arena->blocks = block;
+    if (next != nullptr) next->prev = block;
+    arena->header.mem_allocated += bytes;
+    arena->header.mem_allocated -= old_bytes;
+    return first_chunk(block) + kChunkHeaderBytes;
+  }
+  if (size <= chunk->size) return pointer;
+  void* grown = arena_alloc(context, size);
+  if (grown == nullptr) return nullptr;
+  memcpy(grown, pointer, chunk->size);
+  arena_free(context, pointer);
+  return grown;
+}
+
+void arena_reset(MemoryContext context) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  while (arena->blocks != nullptr) unmap_block(arena, arena->blocks);
+  arena->current = nullptr;
+  arena->next_block_bytes = kFirstBlockBytes;
+  arena->live_chunks = 0;
+}
+
+void arena_delete(MemoryContext context) {
+  arena_reset(context);
+  free(context);
+}
+
+Size arena_chunk_space(MemoryContext, void* pointer) {
+  ArenaChunk* chunk = chunk_of(pointer);
+  if (chunk->size == 0) return block_of(chunk)->mapped_bytes;
+  return chunk->size + kChunkHeaderBytes;
+}
+
+bool arena_is_empty(MemoryContext context) {
+  return reinterpret_cast<ArenaContext*>(context)->live_chunks == 0;
+}
+
+void arena_stats(MemoryContext context, MemoryStatsPrintFunc printfunc, void* passthru,
+                 MemoryContextCounters* totals, bool print_to_stderr) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  std::size_t blocks = 0, total = 0, free_bytes = 0;
+  for (ArenaBlock* b = arena->blocks; b != nullptr; b = b->next) {
+    blocks += 1;
+    total += b->mapped_bytes;
+    if (!b->large) free_bytes += static_cast<std::size_t>(b->end - b->free_ptr);
+  }
+  if (printfunc != nullptr) {
+    char text[200];
+    snprintf(text, sizeof text, "%zu total in %zu blocks; %zu free; %zu used; %zu chunks", total,
+             blocks, free_bytes, total - free_bytes, arena->live_chunks);
+    printfunc(context, passthru, text, print_to_stderr);
+  }
+  if (totals != nullptr) {
+    totals->nblocks += blocks;
+    totals->totalspace += total;
+    totals->freespace += free_bytes;
+  }
+}
+
+#ifdef MEMORY_CONTEXT_CHECKING
+void arena_check(MemoryContext) {}
+#endif
+
+const MemoryContextMethods kArenaMethods = {
+    arena_alloc,  arena_free,        arena_realloc,  arena_reset,
+    arena_delete, arena_chunk_space, arena_is_empty, arena_stats,
+#ifdef MEMORY_CONTEXT_CHECKING
+    arena_check,
+#endif
+};
+
+MemoryContext create_row_arena(MemoryContext parent) {
+  ArenaContext* arena = static_cast<ArenaContext*>(malloc(sizeof(ArenaContext)));
+  if (arena == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory"),
+                    errdetail("Failed while creating the gpu_routing result row context.")));
+  memset(arena, 0, sizeof *arena);
+  arena->next_block_bytes = kFirstBlockBytes;
+  // PostgreSQL 15 accepts only its own context tags as valid; the methods are what it calls.
+  MemoryContextCreate(&arena->header, T_GenerationContext, &kArenaMethods, parent,
+                      "gpu_routing result rows");
+  return &arena->header;
+}
+#else
+// Later versions keep a chunk's context elsewhere; a generation context packs tuples as tightly.
+MemoryContext create_row_arena(MemoryContext parent) {
+  return GenerationContextCreate(parent, "gpu_routing result rows", ALLOCSET_DEFAULT_SIZES);
+}
+#endif
+
+// One arena per call site (FmgrInfo), created on its first call and kept in fn_extra: a function
+// called once per outer row (LATERAL) reuses the memory of the previous call's result, which the
+// executor has ended by then, instead of leaving a context behind per call.
+MemoryContext row_arena(FunctionCallInfo fcinfo) {
+  FmgrInfo* flinfo = fcinfo->flinfo;
+  if (flinfo->fn_extra == nullptr) flinfo->fn_extra = create_row_arena(flinfo->fn_mcxt);
+  return static_cast<MemoryContext>(flinfo->fn_extra);
+}
+
+}  // namespace
+
+ResultStore* begin_result_store(FunctionCallInfo fcinfo) {
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  if (rsinfo == nullptr || !IsA(rsinfo, ReturnSetInfo))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("set-valued function called in context that cannot accept a set")));
+  if (!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("materialize mode required, but it is not allowed in this context")));
+  MemoryContext arena = row_arena(fcinfo);
+  MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+  ResultStore* result = static_cast<ResultStore*>(palloc0(sizeof(ResultStore)));
+  result->desc = CreateTupleDescCopy(rsinfo->expectedDesc);
+  TupleDesc desc = result->desc;
+
+  // The fast path needs every column fixed-width and by value; the offsets are those
+  // heap_fill_tuple uses for a row without NULLs.
+  result->columns = desc->natts;
+  bool fixed = desc->natts > 0 && desc->natts <= kMaxResultColumns;
+  int offset = 0;
+  for (int c = 0; fixed && c < desc->natts; ++c) {
+    Form_pg_attribute attribute = TupleDescAttr(desc, c);
+    if (attribute->attisdropped || !attribute->attbyval || attribute->attlen <= 0 ||
+        attribute->attlen > static_cast<int>(sizeof(Datum))) {
+      fixed = false;
+      break;
+    }
+    offset = static_cast<int>(att_align_nominal(offset, attribute->attalign));
+    result->offsets[c] = static_cast<int16>(offset);
+    result->lengths[c] = attribute->attlen;
+    offset += attribute->attlen;
+  }
+  if (fixed) {
+    Datum zeros[kMaxResultColumns] = {0};
+    bool nulls[kMaxResultColumns] = {false};
+    HeapTuple tuple = heap_form_tuple(desc, zeros, nulls);
+    // Trust the offsets only where the formed tuple has exactly the expected layout.
+    if (!HeapTupleHasNulls(tuple) && !HeapTupleHasVarWidth(tuple) &&
+        tuple->t_len == static_cast<uint32>(tuple->t_data->t_hoff + offset)) {
+      result->row_template = tuple;
+      result->template_data = reinterpret_cast<char*>(tuple->t_data) + tuple->t_data->t_hoff;
+      result->fixed_layout = true;
+    }
+  }
+
+  MemoryContextSwitchTo(arena);
+  result->store =
+      tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);
+  MemoryContextSwitchTo(old);
+  rsinfo->returnMode = SFRM_Materialize;
+  rsinfo->setResult = result->store;
+  rsinfo->setDesc = result->desc;
+  return result;
+}
+
+}  // namespace gpu_routing::pg

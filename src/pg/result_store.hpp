@@ -1,0 +1,55 @@
+// Where a set-returning call writes its rows: the tuplestore that PostgreSQL reads the result
+// from (materialize mode, as InitMaterializedSRF sets it up), made cheaper for results of millions
+// of rows, whose writing is the floor of an all-pairs call (docs/results: 16.8M rows take longer
+// to write than to compute on the GPU).
+//
+// Two things make a row cheaper than tuplestore_putvalues() into the per-query AllocSet:
+//  - The tuples live in a memory context of our own (result_store.cpp), cut from large
+//    pre-faulted mappings: a 40-byte minimal tuple takes 56 bytes there instead of 80, and the
+//    kernel maps its pages in one call per block instead of one page fault per 4 kB.
+//  - Rows without NULLs whose columns are all fixed-width and passed by value (every all-pairs,
+//    cost-matrix and path row) are written into one pre-formed heap tuple, which the tuplestore
+//    copies (palloc + memcpy) instead of forming each tuple from Datums.
+// Measured on the development machine, 16.8M rows of (bigint, bigint, float8) through
+// `SELECT count(*) FROM f()`: 2.35 s with tuplestore_putvalues into the AllocSet, 1.27 s here.
+#pragma once
+
+#include "postgres_headers.hpp"
+
+namespace gpu_routing::pg {
+
+constexpr int kMaxResultColumns = 16;
+
+struct ResultStore {
+  Tuplestorestate* store;
+  TupleDesc desc;
+  // The fast path: every column fixed-width and by value.
+  bool fixed_layout;
+  int columns;
+  HeapTuple row_template;  // a formed tuple whose data area each row overwrites
+  char* template_data;
+  int16 offsets[kMaxResultColumns];
+  int16 lengths[kMaxResultColumns];
+};
+
+// Sets up materialize mode for the call (the result's tuple descriptor is the expected one) and
+// returns where to write rows. Raises an error where a set cannot be returned.
+ResultStore* begin_result_store(FunctionCallInfo fcinfo);
+
+// Appends one row: values and nulls hold one entry per column.
+inline void put_result_row(ResultStore* result, const Datum* values, const bool* nulls) {
+  if (result->fixed_layout) {
+    bool any_null = false;
+    for (int c = 0; c < result->columns; ++c) any_null |= nulls[c];
+    if (!any_null) {
+      for (int c = 0; c < result->columns; ++c)
+        store_att_byval(result->template_data + result->offsets[c], values[c], result->lengths[c]);
+      tuplestore_puttuple(result->store, result->row_template);
+      return;
+    }
+  }
+  tuplestore_putvalues(result->store, result->desc, const_cast<Datum*>(values),
+                       const_cast<bool*>(nulls));
+}
+
+}  // namespace gpu_routing::pg
