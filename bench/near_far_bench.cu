@@ -2,7 +2,8 @@
 // graph resident), sweeps of its knobs, and the many-source cost matrix on a road network.
 // Prints tables; every GPU row is checked bit for bit against the CPU.
 //
-//   near_far_bench [--quick] [path/to/USA-road-d.NY.gr.gz]
+//   near_far_bench [--quick] [--sweep] [--scaling] [--graphs=grid,random,rmat,ny]
+//   [path/to/USA-road-d.NY.gr.gz]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -198,6 +199,59 @@ void single_source_table(const bench::EdgeList& edges, bool quick, bool corner_s
   }
 }
 
+// The knobs that set the cost of a round against the number of rounds, crossed, for graphs bound
+// by their dependent rounds (grids, roads): bucket width, local hops, the grid's size and when one
+// block runs alone. One table row per combination, the default first.
+void round_sweep_table(const bench::EdgeList& edges) {
+  Graph g = build_graph(edges.view(), true);
+  const std::vector<VertexIndex> sources = pick_sources(g, 7, 12345);
+  const CpuRows cpu = cpu_dijkstra(g, sources);
+  std::printf("\n%s, round sweep: V=%d E=%d; CPU Dijkstra, 1 thread: median %.2f ms\n",
+              edges.name.c_str(), g.vertex_count(), g.arc_count(), cpu.median_ms);
+  std::printf("  %-34s %9s %9s %8s %8s %6s %6s %10s\n", "near_far variant", "kernel", "solve",
+              "vs CPU", "rounds", "items", "blocks", "delta");
+  auto variant = [&](const std::string& label, const NearFarConfig& c) {
+    try {
+      print_row(label.c_str(), run_single(g, c, sources, cpu), cpu.median_ms);
+    } catch (const std::exception& e) {
+      std::printf("  %-34s failed: %s\n", label.c_str(), e.what());
+    }
+  };
+  variant("default", NearFarConfig{});
+  for (double scale : {2.0, 4.0, 8.0, 16.0})
+    for (int hops : {2, 4, 8, 16}) {
+      NearFarConfig c;
+      c.delta_scale = scale;
+      c.local_hops = hops;
+      char label[64];
+      std::snprintf(label, sizeof label, "delta x%g, hops %d", scale, hops);
+      variant(label, c);
+    }
+  for (int blocks : {16, 33, 66}) {
+    NearFarConfig c;
+    c.grid_block_count = blocks;
+    variant("grid of " + std::to_string(blocks) + " blocks", c);
+  }
+  for (int blocks : {66, 132}) {
+    NearFarConfig c;
+    c.grid_block_size = 256;
+    c.grid_block_count = blocks;
+    variant("grid of " + std::to_string(blocks) + " blocks x 256", c);
+  }
+  for (int small : {1024, 2048, 4096}) {
+    NearFarConfig c;
+    c.small_frontier = small;
+    variant("small_frontier " + std::to_string(small), c);
+    c.block_stretch_rounds = 64;
+    variant("small_frontier " + std::to_string(small) + ", stretch 64", c);
+  }
+  {
+    NearFarConfig c;
+    c.small_frontier = 0;
+    variant("never one block alone", c);
+  }
+}
+
 // The cost matrix: `count` sources x `count` targets on one graph.
 void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
   Graph g = build_graph(edges.view(), true);
@@ -299,17 +353,68 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
   }
 }
 
+// Cost matrices over every visible GPU: each GPU's engine takes a share of the sources.
+void scaling_table(const bench::EdgeList& edges) {
+  Graph g = build_graph(edges.view(), true);
+  const int gpus = static_cast<int>(gpu::availability().devices.size());
+  std::printf("\n## near_far cost matrices over %d GPU(s), %s (V=%d E=%d): ms, median of 3\n\n",
+              gpus, edges.name.c_str(), g.vertex_count(), g.arc_count());
+  std::printf(
+      "| sources x targets | 1 GPU | %d GPUs | speed-up | check |\n|---|---:|---:|---:|---|\n",
+      gpus);
+  for (int count : {1000, 8000}) {
+    const std::vector<VertexIndex> sources = pick_sources(g, count, 4242);
+    const std::vector<VertexIndex> targets = pick_sources(g, 1000, 999);
+    std::vector<double> one(static_cast<std::size_t>(count) * targets.size());
+    std::vector<double> all(one.size());
+    auto time_matrix = [&](int devices, std::vector<double>& out) {
+      NearFarConfig config;
+      config.devices = devices;
+      auto engine = gpu::make_near_far_engine(g, EngineOptions{}, config);
+      SolveRequest request;
+      request.sources = sources.data();
+      request.source_count = count;
+      request.targets = targets.data();
+      request.target_count = static_cast<int>(targets.size());
+      request.compact_targets = true;
+      request.distances = out.data();
+      std::vector<double> times;
+      for (int rep = 0; rep <= 3; ++rep) {  // rep 0: upload and mode choice
+        Stopwatch watch;
+        engine->solve(request);
+        if (rep > 0) times.push_back(watch.elapsed_ms());
+      }
+      return median(times);
+    };
+    const double t1 = time_matrix(1, one);
+    const double tn = time_matrix(gpus, all);
+    const bool same = std::memcmp(one.data(), all.data(), one.size() * sizeof(double)) == 0;
+    std::printf("| %d x %zu | %.1f | %.1f | %.2fx | %s |\n", count, targets.size(), t1, tn,
+                t1 / std::max(tn, 1e-9), same ? "identical" : "DIFFERENT");
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string ny_path;
+  bool quick = false, sweep = false, scaling = false;
+  std::string ny_path, graphs = "grid,random,rmat,ny";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--sweep") == 0)
+      sweep = true;
+    else if (std::strcmp(argv[i], "--scaling") == 0)
+      scaling = true;
+    else if (std::strncmp(argv[i], "--graphs=", 9) == 0)
+      graphs = argv[i] + 9;
     else
       ny_path = argv[i];
   }
+  auto wants = [&](const char* key) {
+    return ("," + graphs + ",").find(std::string(",") + key + ",") != std::string::npos;
+  };
   const auto& gpus = gpu::availability();
   if (!gpus.usable) {
     std::printf("no usable GPU: %s\n", gpus.reason.c_str());
@@ -320,10 +425,23 @@ int main(int argc, char** argv) {
   std::printf(
       "kernel = search kernels' wall time (graph resident); solve = solve() incl. row download\n");
   try {
-    single_source_table(bench::grid_graph(1000), quick, true);
-    single_source_table(bench::random_graph(1000000, 4, 1000), quick);
-    single_source_table(bench::rmat_graph(20, std::int64_t{16} << 20, 1000), quick);
-    if (!ny_path.empty()) {
+    if (scaling) {
+      // --scaling: the NY cost matrices on one GPU and on every visible GPU.
+      if (ny_path.empty()) throw std::runtime_error("--scaling needs the NY .gr.gz path");
+      scaling_table(bench::read_dimacs(ny_path));
+      return 0;
+    }
+    if (sweep) {
+      // --sweep: the round-cost knobs crossed on the graphs bound by rounds.
+      if (wants("grid")) round_sweep_table(bench::grid_graph(1000));
+      if (wants("ny") && !ny_path.empty()) round_sweep_table(bench::read_dimacs(ny_path));
+      return 0;
+    }
+    if (wants("grid")) single_source_table(bench::grid_graph(1000), quick, true);
+    if (wants("random")) single_source_table(bench::random_graph(1000000, 4, 1000), quick);
+    if (wants("rmat"))
+      single_source_table(bench::rmat_graph(20, std::int64_t{16} << 20, 1000), quick);
+    if (wants("ny") && !ny_path.empty()) {
       bench::EdgeList ny = bench::read_dimacs(ny_path);
       single_source_table(ny, quick);
       cost_matrix_table(ny, 1000, quick);

@@ -339,7 +339,14 @@ int main(int argc, char** argv) {
   const std::string cpu1 = "cpu dijkstra, 1 thread";
   const std::string cpu_all = "cpu dijkstra, all cores (1 source)";
   const std::string cpu16 = "cpu dijkstra, 16 sources on 16 threads (per source)";
+  // Throughput: the GPU's many-source mode against the CPU engine's 16 threads, the same
+  // sources round robin; per source, so it compares with cpu16.
+  const std::string gpu_batch = "gpu near_far, a batch of sources per call (per source)";
+  const EngineInfo* near_far = find_engine("near_far", Device::kGpu);
+  const bool batch_row =
+      near_far != nullptr && (options.engines.empty() || options.engines.count("near_far"));
   for (const auto& name : {cpu1, cpu_all, cpu16}) add_row_name(name);
+  if (batch_row) add_row_name(gpu_batch);
 
   std::unique_ptr<BenchGraph> tune_graph;
   std::unique_ptr<BenchGraph> streams_graph;
@@ -379,6 +386,25 @@ int main(int argc, char** argv) {
           run_engine(*cpu, *bg, sixteen, std::min(options.runs, 3), 16, options.deadline_s * 3);
       column.cells[cpu16] = cell(many, options.deadline_s * 3);
       csv.row("sssp", *bg, "cpu_dijkstra", "16 threads, 16 sources, per source", many);
+    }
+    if (batch_row) {
+      std::fprintf(stderr, "  %s / near_far, many sources\n", bg->name.c_str());
+      Measurement m;
+      EngineOptions batch_options;
+      batch_options.cancel = CancelToken(deadline_passed);
+      int per_call = 0;
+      try {
+        auto engine = near_far->create(bg->graph, batch_options);
+        per_call = std::max(1, std::min(engine->preferred_batch_size(), 1024));
+        m = time_engine(*engine, *bg, 3, per_call, options.deadline_s * 3);
+      } catch (const RoutingError& e) {
+        m.error = e.what();
+      }
+      column.cells[gpu_batch] = cell(m, options.deadline_s * 3);
+      csv.row("sssp", *bg, "near_far", std::to_string(per_call) + " sources per call, per source",
+              m);
+      notes.push_back("near_far batch on " + bg->name + ": " + std::to_string(per_call) +
+                      " sources per call" + (m.error.empty() ? "; " + m.notes : ": " + m.error));
     }
     columns.push_back(std::move(column));
     if (key == "random") tune_graph = std::move(bg);

@@ -34,6 +34,9 @@ struct NearFarConfig {
   // blocks per multiprocessor (0 = as many as fit).
   int grid_block_size = 0;
   int grid_blocks_per_sm = 0;
+  // At most this many blocks in the grid kernel (0 = blocks_per_sm on every multiprocessor). A
+  // road network's frontier keeps few warps busy; fewer blocks make each grid barrier cheaper.
+  int grid_block_count = 0;
   // The grid kernel compiled without a register cap (no spills, one block of at most 512
   // threads a multiprocessor); false: 64 registers a thread, some spills, two blocks a
   // multiprocessor. Uncapped / capped: grid 17.1 / 18.9 ms, NY 8.4 / 8.9, R-MAT 15.9 / 17.5.
@@ -70,6 +73,9 @@ struct NearFarConfig {
   enum class Batch { kAuto, kBlockPerSource, kGridPerSource };
   Batch batch = Batch::kAuto;
   double block_per_source_frontier = 4.0;
+  // Engines that share a many-source solve, one per GPU (0 = every usable GPU). More engines than
+  // GPUs share the GPUs round robin, so tests can run the split on a machine with one.
+  int devices = 0;
 };
 
 // delta = 32 x mean arc weight / mean out-degree (the rule of cuGraph and Gardenia's GPU

@@ -13,7 +13,7 @@ make -j"$(nproc)" CORE_BUILD="$build" CORE_CMAKE_OPTIONS= >/dev/null
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/ext"
 cp gpu_routing.so gpu_routing.control sql/gpu_routing--*.sql "$stage/ext/"
-for b in "$build"/test/unit/gpu_tests "$build"/bench/sssp_bench "$build"/bench/apsp_bench "$build"/bench/sql_bench; do
+for b in "$build"/test/unit/gpu_tests "$build"/bench/near_far_bench "$build"/bench/sssp_bench "$build"/bench/apsp_bench "$build"/bench/sql_bench; do
   [ -x "$b" ] && cp "$b" "$stage/bin/"
 done
 strip --strip-unneeded "$stage"/bin/* "$stage/ext/gpu_routing.so"

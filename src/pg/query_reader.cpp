@@ -216,7 +216,8 @@ void read_query_columns(const char* sql, const char* what, const char* function,
   const int statements = list_length(SPI_plan_get_plan_sources(plan));
   if (statements == 0)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s of %s must be a query returning rows; it holds no statement", what, function)));
+                    errmsg("%s of %s must be a query returning rows; it holds no statement", what,
+                           function)));
   if (statements > 1)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s of %s must be one SQL query, not %d statements", what, function,
@@ -228,8 +229,8 @@ void read_query_columns(const char* sql, const char* what, const char* function,
   int status = SPI_execute_plan_extended(plan, &options);
   if (status < 0 || !receiver.started)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s of %s must be a query returning rows (SPI status %s)", what, function,
-                           SPI_result_code_string(status))));
+                    errmsg("%s of %s must be a query returning rows (SPI status %s)", what,
+                           function, SPI_result_code_string(status))));
   SPI_finish();
 }
 

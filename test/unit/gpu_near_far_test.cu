@@ -347,6 +347,46 @@ TEST(NearFar, TargetsGiveExactTargetColumns) {
   }
 }
 
+// Several engines share each many-source solve (one per GPU; on a machine with one GPU they share
+// it round robin, which runs the same split): rows, predecessors and compact target columns must
+// be those of one engine.
+TEST(NearFar, ManySourcesSplitOverSeveralEngines) {
+  SKIP_WITHOUT_GPU();
+  for (unsigned seed = 1; seed <= seed_count(24); ++seed) {
+    const RandomGraphSpec spec = spec_for(seed + 9000);
+    const bool directed = seed % 2 == 1;
+    Graph g = build(testing::random_edges(spec, seed + 9000), directed);
+    if (g.vertex_count() == 0) continue;
+    NearFarConfig config = config_for(seed);
+    config.devices = 2 + static_cast<int>(seed % 3);
+    auto engine = gpu::make_near_far_engine(g, EngineOptions{}, config);
+    const int counts[] = {1, 2, 5, 37, 101};
+    const int count = counts[seed % 5];
+    ASSERT_TRUE(check_solve(*engine, g, some_sources(g, seed, count)))
+        << testing::describe(spec, seed + 9000) << " engines " << config.devices;
+    if (g.vertex_count() < 2) continue;
+    // Compact target columns, split the same way.
+    const std::vector<VertexIndex> sources = some_sources(g, seed + 1, 7);
+    const std::vector<VertexIndex> targets = some_sources(g, seed + 2, 5);
+    std::vector<double> compact(sources.size() * targets.size(), -1.0);
+    SolveRequest request;
+    request.sources = sources.data();
+    request.source_count = static_cast<int>(sources.size());
+    request.targets = targets.data();
+    request.target_count = static_cast<int>(targets.size());
+    request.compact_targets = true;
+    request.distances = compact.data();
+    engine->solve(request);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const std::vector<double> want = reference_dijkstra(g.forward, sources[i]);
+      for (std::size_t j = 0; j < targets.size(); ++j)
+        ASSERT_EQ(compact[i * targets.size() + j], want[static_cast<std::size_t>(targets[j])])
+            << testing::describe(spec, seed + 9000) << " source " << sources[i] << " target "
+            << targets[j];
+    }
+  }
+}
+
 TEST(NearFar, RepeatedRunsGiveTheSameAnswer) {
   SKIP_WITHOUT_GPU();
   RandomGraphSpec spec;
