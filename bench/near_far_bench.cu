@@ -161,6 +161,11 @@ void single_source_table(const bench::EdgeList& edges, bool quick, bool corner_s
   }
   {
     NearFarConfig c;
+    c.block_local_hops = false;
+    variant("local queues per warp", c);
+  }
+  {
+    NearFarConfig c;
     c.grid_wide_registers = false;
     variant("64-register cap (2 blocks/SM)", c);
   }
@@ -218,8 +223,23 @@ void round_sweep_table(const bench::EdgeList& edges) {
     }
   };
   variant("default", NearFarConfig{});
-  for (double scale : {2.0, 4.0, 8.0, 16.0})
-    for (int hops : {2, 4, 8, 16}) {
+  {
+    NearFarConfig c;
+    c.block_local_hops = false;
+    variant("local queues per warp", c);
+  }
+  for (int deep : {8, 32}) {
+    NearFarConfig c;
+    c.deep_local_hops = deep;
+    variant("deep hops " + std::to_string(deep), c);
+  }
+  for (int frontier : {0, 8192, 131072}) {
+    NearFarConfig c;
+    c.deep_frontier = frontier;
+    variant("deep hops up to " + std::to_string(frontier) + " entries", c);
+  }
+  for (double scale : {4.0, 16.0, 32.0, 64.0})
+    for (int hops : {4, 16}) {
       NearFarConfig c;
       c.delta_scale = scale;
       c.local_hops = hops;
@@ -237,6 +257,9 @@ void round_sweep_table(const bench::EdgeList& edges) {
     c.grid_block_size = 256;
     c.grid_block_count = blocks;
     variant("grid of " + std::to_string(blocks) + " blocks x 256", c);
+    c.delta_scale = 16;
+    c.local_hops = 16;
+    variant("grid of " + std::to_string(blocks) + " blocks x 256, x16, hops 16", c);
   }
   for (int small : {1024, 2048, 4096}) {
     NearFarConfig c;
@@ -351,6 +374,11 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
     c.precheck = true;
     run("precheck", c, count, true, 2);
   }
+  {
+    NearFarConfig c = blocks;
+    c.block_local_hops = false;
+    run("local queues per warp", c, count, true, 2);
+  }
 }
 
 // Cost matrices over every visible GPU: each GPU's engine takes a share of the sources.
@@ -434,6 +462,7 @@ int main(int argc, char** argv) {
     if (sweep) {
       // --sweep: the round-cost knobs crossed on the graphs bound by rounds.
       if (wants("grid")) round_sweep_table(bench::grid_graph(1000));
+      if (wants("random")) round_sweep_table(bench::random_graph(1000000, 4, 1000));
       if (wants("ny") && !ny_path.empty()) round_sweep_table(bench::read_dimacs(ny_path));
       return 0;
     }

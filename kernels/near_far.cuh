@@ -22,12 +22,12 @@ namespace gpu_routing::gpu {
 
 struct NearFarConfig {
   // Width of a bucket. 0 = choose from the graph: near_far_auto_delta() times delta_scale, and
-  // delta_scale 0 = by the graph and the path, as measured on an H200 (bench/near_far_bench):
-  // one source on a sparse graph (mean out-degree <= 8: roads, grids) x4, since there the
-  // dependent rounds cost more than the extra relaxations (1000x1000 grid 14.3 ms at x4 against
-  // 17.1 ms at x1, NY 7.0 against 8.4; the random graph 1.52 against 1.47); on denser graphs x1
-  // (R-MAT: more work, no fewer rounds); many sources one block each x1 (NY 1000 x 1000: 42.6 ms
-  // at x1, 50.4 at x4).
+  // delta_scale 0 = by the graph and the path, as measured on an H200 (near_far_bench --sweep):
+  // one source on a sparse graph (mean out-degree <= 8: roads, grids) x32, since there the
+  // dependent rounds cost more than the extra relaxations (with 16 block-pooled local hops:
+  // 1000x1000 grid 8.9 ms at x4, 7.3 at x32, 7.8 at x64; NY 5.5 / 3.9 / 3.7; the random graph
+  // 1.17 ms at every scale from x4 to x64 with 4 hops); on denser graphs x1 (R-MAT: more work,
+  // no fewer rounds); many sources one block each x1 (NY 1000 x 1000: 42.6 ms at x1, 50.4 at x4).
   double delta = 0;
   double delta_scale = 0;
   // Threads per block of the single-source grid kernel (0 = options.block_size, else 512) and
@@ -61,6 +61,19 @@ struct NearFarConfig {
   // 8.4 ms with 4), 0 for one source on denser graphs, whose wide frontiers leave a few warps
   // with long local chains (R-MAT 2^20: 15.9 ms with 4, 4.4 ms without).
   int local_hops = -1;
+  // Local hops of rounds whose frontier has at most deep_frontier entries (-1: 32 for one source
+  // on a sparse graph, else local_hops; deep_frontier -1: half the grid kernel's threads). Past
+  // the first local_hops, a block's hops also stop once its queue outgrows twice its threads.
+  // Grid and road frontiers stay narrow and gain from deep hops (delta x32, H200: 1000 x 1000
+  // grid 8.3 ms with 4 hops on every round, 7.2 with 16 on narrow ones, 6.8 with 32; NY 4.5 /
+  // 3.8 / 3.5); random graphs' frontiers grow threefold a hop, so the cap keeps them at about
+  // four (1.13 / 1.12 / 1.11 ms; 2.5 ms with 16 hops and no cap).
+  int deep_local_hops = -1;
+  int deep_frontier = -1;
+  // The warps of a block pool their local queues and relax them together, one block barrier
+  // per hop (false: each warp works through its own queue alone). On a 1000 x 1000 grid the
+  // per-warp queues left 88% of stall cycles at barriers, waiting for a few warps' queues.
+  bool block_local_hops = true;
   // Vertices with more arcs than this are queued as chunks of chunk_arcs arcs, so one hub is
   // spread over many warps.
   int huge_degree = 1024;

@@ -126,8 +126,12 @@ class NearFarEngine final : public ShortestPathEngine {
     const double mean_degree =
         static_cast<double>(graph.arc_count()) / std::max<VertexIndex>(graph.vertex_count(), 1);
     const bool sparse = mean_degree <= kSparseMeanDegree;
-    local_hops_ = config_.local_hops >= 0 ? config_.local_hops : (sparse ? 4 : 0);
-    batch_local_hops_ = config_.local_hops >= 0 ? config_.local_hops : 4;
+    const bool explicit_hops = config_.local_hops >= 0;
+    local_hops_ = explicit_hops ? config_.local_hops : (sparse ? 4 : 0);
+    deep_hops_ = config_.deep_local_hops >= 0 ? config_.deep_local_hops
+                 : explicit_hops              ? local_hops_
+                                              : (sparse ? 32 : 0);
+    batch_local_hops_ = explicit_hops ? config_.local_hops : 4;
     const double automatic_delta = near_far_auto_delta(graph);
     auto bucket_width = [&](double automatic_scale) {
       double width =
@@ -136,9 +140,9 @@ class NearFarEngine final : public ShortestPathEngine {
               : automatic_delta * (config_.delta_scale > 0 ? config_.delta_scale : automatic_scale);
       return width > 0 && std::isfinite(width) ? width : 1.0;
     };
-    delta_ = bucket_width(sparse ? 4.0 : 1.0);
+    delta_ = bucket_width(sparse ? 32.0 : 1.0);
     batch_delta_ = bucket_width(1.0);
-    grid_shared_ = shared_bytes(grid_block_, local_hops_);
+    grid_shared_ = shared_bytes(grid_block_, std::max(local_hops_, deep_hops_));
     batch_shared_ = shared_bytes(batch_block_, batch_local_hops_);
     allow_shared(grid_kernel_, grid_shared_);
     allow_shared(reinterpret_cast<const void*>(nf::batch_search_kernel), batch_shared_);
@@ -154,6 +158,8 @@ class NearFarEngine final : public ShortestPathEngine {
     grid_blocks_ = per_sm * props_.multiProcessorCount;
     if (config_.grid_block_count > 0)
       grid_blocks_ = std::min(grid_blocks_, config_.grid_block_count);
+    deep_frontier_ =
+        config_.deep_frontier >= 0 ? config_.deep_frontier : grid_blocks_ * grid_block_ / 2;
     int batch_per_sm = 0;
     GPU_ROUTING_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &batch_per_sm, nf::batch_search_kernel, batch_block_, batch_shared_));
@@ -284,10 +290,12 @@ class NearFarEngine final : public ShortestPathEngine {
       many = "one block of " + std::to_string(batch_block_) + " threads per source";
     char text[512];
     std::snprintf(text, sizeof text,
-                  "one source: delta %.6g, %d local hops, %d blocks x %d threads, one block "
-                  "alone up to %d frontier entries; many sources: %s (delta %.6g, %d local hops)",
-                  delta_, local_hops_, grid_blocks_, grid_block_, small_frontier_, many.c_str(),
-                  batch_delta_, batch_local_hops_);
+                  "one source: delta %.6g, %d local hops (%d while the frontier has at most %d "
+                  "entries, %s), %d blocks x %d threads, one block alone up to %d frontier "
+                  "entries; many sources: %s (delta %.6g, %d local hops)",
+                  delta_, local_hops_, deep_hops_, deep_frontier_,
+                  config_.block_local_hops ? "block-pooled" : "per warp", grid_blocks_, grid_block_,
+                  small_frontier_, many.c_str(), batch_delta_, batch_local_hops_);
     return text;
   }
 
@@ -420,6 +428,9 @@ class NearFarEngine final : public ShortestPathEngine {
     p.target_count = target_count;
     p.precheck = config_.precheck;
     p.local_hops = local_hops_;
+    p.deep_hops = deep_hops_;
+    p.deep_frontier = static_cast<unsigned>(std::max(0, deep_frontier_));
+    p.block_local = config_.block_local_hops;
     p.cancel_flag = cancel_flag_->device();
     nf::GridLimits limits;
     limits.small_frontier = static_cast<unsigned>(std::max(0, small_frontier_));
@@ -610,6 +621,9 @@ class NearFarEngine final : public ShortestPathEngine {
       b.search.target_count = target_count;
       b.search.precheck = config_.precheck;
       b.search.local_hops = batch_local_hops_;
+      b.search.deep_hops = batch_local_hops_;
+      b.search.deep_frontier = 0;
+      b.search.block_local = config_.block_local_hops;
       b.search.cancel_flag = cancel_flag_->device();
       b.sources = batch_sources_.data();
       b.source_count = rows;
@@ -662,6 +676,8 @@ class NearFarEngine final : public ShortestPathEngine {
   double delta_ = 1.0;        // one source (grid kernel)
   double batch_delta_ = 1.0;  // one block per source
   int local_hops_ = 0;
+  int deep_hops_ = 0;
+  int deep_frontier_ = 0;
   int batch_local_hops_ = 0;
   std::size_t grid_shared_ = 0;
   std::size_t batch_shared_ = 0;

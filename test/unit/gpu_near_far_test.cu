@@ -39,6 +39,12 @@ unsigned seed_count(unsigned fallback) {
 // Every code path of the engine, selected by seed.
 NearFarConfig config_for(unsigned variant) {
   NearFarConfig c;
+  // Both local queue layouts on every other variant (local_hops 0 has no queue at all), and deep
+  // hops on narrow frontiers sometimes forced on every round, sometimes off.
+  c.block_local_hops = (variant / 8) % 2 == 0;
+  if ((variant / 16) % 3 == 1) c.deep_frontier = 1 << 30;
+  if ((variant / 16) % 3 == 2) c.deep_frontier = 0;
+  if (variant % 5 == 0) c.deep_local_hops = 1 + static_cast<int>(variant % 7);
   switch (variant % 8) {
     case 0:
       break;  // defaults
