@@ -1,7 +1,7 @@
 // Benchmarks of the many-source and dense all-pairs GPU engines (seeds 000, 002, 004), printed
 // as markdown tables (medians of several runs); --csv PATH writes every measured row; --quick
 // runs a short version. Sections (--sections a,b,...): variants, dense, compare, multi, topo,
-// concurrent.
+// concurrent, scaling.
 //
 //   variants   every compiled min-plus kernel shape of each number mode, blocked_fw at one size
 //   dense      blocked_fw at n = 4096, 8192, 16384 in int16x2, int32 and float64 (n^3 / time)
@@ -10,6 +10,10 @@
 //              weights 1..V), with the path recording overhead
 //   topo       the same on seed 000's topologies at V = 4677: random, power law, ring, complete
 //   concurrent the other engineer's `concurrent` engine over streams and block sizes
+//   scaling    multi_source over 1..N visible GPUs; blocked_fw on 1 GPU against all of them
+//
+// variants, dense and compare keep blocked_fw on one GPU (DenseTuning::devices = 1), so their
+// numbers compare kernels and algorithms, not machines.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -65,23 +69,14 @@ std::string rate_text(double per_second) {
   return fixed(per_second / 1e12, 2) + "e12";
 }
 
-struct BuiltGraph {
-  std::string name;
-  Graph graph;
-};
-
-BuiltGraph build(const bench::EdgeList& edges) {
-  BuiltGraph built;
-  built.name = edges.name;
-  built.graph = build_graph(edges.view(), true);
-  return built;
-}
-
-// Dense closure once (first solve with one source); returns the closure milliseconds.
-double dense_closure_ms(const Graph& g, DenseAlgorithm algorithm, DenseMode mode, int variant) {
+// Dense closure once (first solve with one source); returns the closure milliseconds. devices:
+// DenseTuning::devices (row bands of blocked_fw, one per GPU).
+double dense_closure_ms(const Graph& g, DenseAlgorithm algorithm, DenseMode mode, int variant,
+                        int devices = 1) {
   gpu::apsp::DenseTuning tuning;
   tuning.mode = mode;
   tuning.product_variant = variant;
+  tuning.devices = devices;
   auto engine = gpu::apsp::create_dense_engine(g, EngineOptions{}, algorithm, tuning);
   std::vector<double> row(static_cast<std::size_t>(g.vertex_count()));
   VertexIndex source = 0;
@@ -100,10 +95,10 @@ const char* algorithm_name(DenseAlgorithm a) {
 }
 
 double measure_dense(const Graph& g, DenseAlgorithm algorithm, DenseMode mode, int variant,
-                     int reps, const std::string& section) {
+                     int reps, const std::string& section, int devices = 1) {
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
-    times.push_back(dense_closure_ms(g, algorithm, mode, variant));
+    times.push_back(dense_closure_ms(g, algorithm, mode, variant, devices));
     if (times.back() > 4000) break;  // one run is enough for the slow ones
   }
   const double ms = median(times);
@@ -119,6 +114,10 @@ double measure_dense(const Graph& g, DenseAlgorithm algorithm, DenseMode mode, i
   row.ms = ms;
   row.rate = n * n * n / (ms * 1e-3);
   row.notes = std::to_string(times.size()) + " runs";
+  if (section == "scaling") {  // as multi_source's rows there: the streams column counts GPUs
+    row.streams = devices;
+    row.notes += ", " + std::to_string(devices) + " GPUs";
+  }
   g_rows.push_back(row);
   return ms;
 }
@@ -363,20 +362,24 @@ void section_topo(const Settings& s) {
 // The same all-pairs (or many-source) workload with 1, 2, ... workers on as many devices.
 void section_scaling(const Settings& s) {
   const int devices = static_cast<int>(gpu::availability().devices.size());
-  std::printf("\n## multi_source over %d GPU(s): ms for the whole batch of sources (median of 3)\n\n",
-              devices);
+  std::printf(
+      "\n## multi_source over %d GPU(s): ms for the whole batch of sources (median of 3)\n\n",
+      devices);
   std::printf("| graph | sources |");
   for (int d = 1; d <= devices; ++d) std::printf(" %d GPU%s |", d, d > 1 ? "s" : "");
   std::printf(" speed-up |\n|---|---:|");
   for (int d = 1; d <= devices; ++d) std::printf("---:|");
   std::printf("---:|\n");
-  std::vector<std::pair<int, int>> cases = s.quick ? std::vector<std::pair<int, int>>{{16384, 4096}}
-                                                   : std::vector<std::pair<int, int>>{{16384, 16384}, {65536, 8192}};
+  std::vector<std::pair<int, int>> cases =
+      s.quick ? std::vector<std::pair<int, int>>{{16384, 4096}}
+              : std::vector<std::pair<int, int>>{{16384, 16384}, {65536, 8192}};
   for (auto [v, count] : cases) {
     auto edges = bench::random_graph(v, 4, v, 11);
     Graph g = build_graph(edges.view(), true);
     std::vector<VertexIndex> sources(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) sources[static_cast<std::size_t>(i)] = static_cast<VertexIndex>((static_cast<long long>(i) * 7919) % v);
+    for (int i = 0; i < count; ++i)
+      sources[static_cast<std::size_t>(i)] =
+          static_cast<VertexIndex>((static_cast<long long>(i) * 7919) % v);
     std::vector<double> dist(static_cast<std::size_t>(count) * static_cast<std::size_t>(v));
     std::printf("| random V=%d E=4V | %d |", v, count);
     double first = 0, last = 0;
@@ -412,6 +415,40 @@ void section_scaling(const Settings& s) {
       row.ms = ms;
       row.notes = std::to_string(d) + " GPUs";
       g_rows.push_back(row);
+    }
+    std::printf(" %.2fx |\n", first / std::max(last, 1e-9));
+    std::fflush(stdout);
+  }
+
+  // blocked_fw: row bands of the matrix, one per GPU; the closure only (the build excluded), as
+  // in the dense section.
+  std::printf(
+      "\n## blocked_fw over %d GPU(s), row bands: closure ms on 1 GPU and on all (median of 3), "
+      "updates/s = n^3 / time\n\n",
+      devices);
+  std::vector<int> counts = {1};
+  if (devices > 1) counts.push_back(devices);
+  std::printf("| n | mode |");
+  for (int d : counts)
+    std::printf(" %d GPU%s ms | %d GPU%s updates/s |", d, d > 1 ? "s" : "", d, d > 1 ? "s" : "");
+  std::printf(" speed-up |\n|---:|---|");
+  for (std::size_t i = 0; i < counts.size(); ++i) std::printf("---:|---:|");
+  std::printf("---:|\n");
+  std::vector<std::pair<int, DenseMode>> dense_cases = {{8192, DenseMode::kInt32}};
+  if (!s.quick) {
+    dense_cases.push_back({16384, DenseMode::kInt32});
+    dense_cases.push_back({16384, DenseMode::kInt16x2});
+  }
+  for (auto [n, mode] : dense_cases) {
+    Graph g = dense_bench_graph(n);
+    std::printf("| %d | %s |", n, gpu::apsp::dense_mode_name(mode));
+    double first = 0, last = 0;
+    for (int d : counts) {
+      const double ms = measure_dense(g, DenseAlgorithm::kBlocked, mode, 0, 3, "scaling", d);
+      if (d == 1) first = ms;
+      last = ms;
+      std::printf(" %.1f | %s |", ms, rate_text(double(n) * n * n / (ms * 1e-3)).c_str());
+      std::fflush(stdout);
     }
     std::printf(" %.2fx |\n", first / std::max(last, 1e-9));
     std::fflush(stdout);

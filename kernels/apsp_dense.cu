@@ -21,6 +21,14 @@
 // the allowed kind, never below the final value, and the candidate the final value comes from is
 // still present. So any mix of old and new values gives the same integer result (float64: the
 // same up to rounding, which the float64 mode does not promise to match anyway).
+//
+// Several GPUs (blocked_fw only; floyd_warshall and rkleene keep the whole matrix on device 0):
+// the padded matrix's tile rows are split into contiguous row bands, one per device, each with a
+// pivot buffer of one tile row. Step k needs from outside a band only tile row k after phase 1 and
+// the row half of phase 2, which no later work of step k changes: its owner computes it, every
+// other band pulls a copy, then each band runs the column half of phase 2 and phase 3 on its own
+// rows. One host thread enqueues it all; events order the streams (see
+// blocked_floyd_warshall_in_bands), and nothing waits on the host but the cancel poll.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -103,9 +111,12 @@ __device__ __forceinline__ typename T::Elem elem_inf() {
 // ---------------------------------------------------------------------------------------------
 // The min-plus product kernel.
 
-// Coordinates are in elements of the one square matrix (row-major, leading dimension ld).
+// Coordinates are in elements, row-major with leading dimension ld, each relative to its own base:
+// one square matrix on one GPU; on several, a row band (C, A) and the pivot tile row (B).
 struct ProductArgs {
-  void* matrix;
+  void* c_matrix;
+  const void* a_matrix;
+  const void* b_matrix;
   std::int64_t ld;
   int c_row, c_col, a_row, a_col, b_row, b_col;
   int rows, cols, depth;  // M, N, K
@@ -181,14 +192,16 @@ __global__ void __launch_bounds__(kThreadsY* kThreadsX, kMinBlocks)
   if (row0 >= args.mask_row_begin && row0 + kBM <= args.mask_row_end) return;
   if (col0 >= args.mask_col_begin && col0 + kBNElems <= args.mask_col_end) return;
 
-  Elem* matrix = static_cast<Elem*>(args.matrix);
+  Elem* c_matrix = static_cast<Elem*>(args.c_matrix);
   const std::int64_t ld = args.ld;
   const int tid = threadIdx.x;
   const int tx = tid % kThreadsX;
   const int ty = tid / kThreadsX;
 
-  const Elem* a_base = matrix + (args.a_row + tile_row) * ld + args.a_col;
-  const Elem* b_base = matrix + std::int64_t(args.b_row) * ld + args.b_col + tile_col;
+  const Elem* a_base =
+      static_cast<const Elem*>(args.a_matrix) + (args.a_row + tile_row) * ld + args.a_col;
+  const Elem* b_base = static_cast<const Elem*>(args.b_matrix) + std::int64_t(args.b_row) * ld +
+                       args.b_col + tile_col;
 
   Vec16 a_stage[kALoads];
   Vec16 b_stage[kBLoads];
@@ -275,7 +288,7 @@ __global__ void __launch_bounds__(kThreadsY* kThreadsX, kMinBlocks)
     const int r = (i / kVecW) * (kThreadsY * kVecW) + ty * kVecW + (i % kVecW);
     const int row = row0 + r;
     if (row >= args.mask_row_begin && row < args.mask_row_end) continue;
-    Elem* c_row_ptr = matrix + row * ld;
+    Elem* c_row_ptr = c_matrix + row * ld;
 #pragma unroll
     for (int q = 0; q < kTN / kVecW; ++q) {
       const int col = col0 + (q * kThreadsX * kVecW + tx * kVecW) * T::kElemsPerWord;
@@ -295,9 +308,11 @@ __global__ void __launch_bounds__(kThreadsY* kThreadsX, kMinBlocks)
 // Closure of one 128 x 128 diagonal tile: Floyd-Warshall in one CTA of 1024 threads, each
 // holding a 4 x 4 block in registers. Row k and column k do not change during step k (the
 // diagonal is 0), so step k only needs them published: the owners of row/column k+1 write them
-// into the other half of a double buffer, one barrier per step.
+// into the other half of a double buffer, one barrier per step. The tile's corner is (row, col):
+// on one GPU row == col; in a row band, row is relative to the band.
 template <class T>
-__global__ void __launch_bounds__(1024) closure_kernel(void* matrix_ptr, std::int64_t ld, int at) {
+__global__ void __launch_bounds__(1024)
+    closure_kernel(void* matrix_ptr, std::int64_t ld, int row, int col) {
   using Acc = typename T::Acc;
   using Elem = typename T::Elem;
   __shared__ alignas(16) Acc row_k[2][kTile];
@@ -308,7 +323,7 @@ __global__ void __launch_bounds__(1024) closure_kernel(void* matrix_ptr, std::in
   Acc d[4][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const Elem* src = matrix + (at + ty * 4 + i) * ld + at + tx * 4;
+    const Elem* src = matrix + (row + ty * 4 + i) * ld + col + tx * 4;
 #pragma unroll
     for (int j = 0; j < 4; ++j) d[i][j] = T::widen(src[j]);
   }
@@ -359,7 +374,7 @@ __global__ void __launch_bounds__(1024) closure_kernel(void* matrix_ptr, std::in
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    Elem* dst = matrix + (at + ty * 4 + i) * ld + at + tx * 4;
+    Elem* dst = matrix + (row + ty * 4 + i) * ld + col + tx * 4;
 #pragma unroll
     for (int j = 0; j < 4; ++j) dst[j] = T::narrow(d[i][j]);
   }
@@ -385,14 +400,16 @@ __global__ void naive_step_kernel(void* matrix_ptr, std::int64_t ld, int n, int 
 // ---------------------------------------------------------------------------------------------
 // Building the matrix and reading rows out.
 
+// Rows [first_row, first_row + rows) of the padded matrix (all of it, or one row band).
 template <class T>
-__global__ void fill_matrix_kernel(void* matrix_ptr, std::int64_t padded) {
+__global__ void fill_matrix_kernel(void* matrix_ptr, std::int64_t rows, std::int64_t padded,
+                                   std::int64_t first_row) {
   using Elem = typename T::Elem;
   Elem* matrix = static_cast<Elem*>(matrix_ptr);
-  const std::int64_t total = padded * padded;
+  const std::int64_t total = rows * padded;
   for (std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; idx < total;
        idx += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t i = idx / padded, j = idx % padded;
+    const std::int64_t i = first_row + idx / padded, j = idx % padded;
     matrix[idx] = i == j ? Elem(0) : elem_inf<T>();
   }
 }
@@ -420,17 +437,19 @@ __device__ void atomic_min_elem(typename T::Elem* address, typename T::Elem valu
   }
 }
 
-// One warp per vertex u: M[u][v] = min over parallel arcs u->v of their weight.
+// One warp per vertex u in [first_vertex, end_vertex): M[u][v] = min over parallel arcs u->v of
+// their weight, into a matrix (or row band) whose row 0 is vertex first_vertex.
 template <class T>
-__global__ void scatter_arcs_kernel(void* matrix_ptr, std::int64_t ld, int n,
-                                    const ArcIndex* row_offsets, const VertexIndex* heads,
-                                    const double* weights) {
+__global__ void scatter_arcs_kernel(void* matrix_ptr, std::int64_t ld, int first_vertex,
+                                    int end_vertex, const ArcIndex* row_offsets,
+                                    const VertexIndex* heads, const double* weights) {
   using Elem = typename T::Elem;
   Elem* matrix = static_cast<Elem*>(matrix_ptr);
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
-  if (warp >= n) return;
-  for (ArcIndex a = row_offsets[warp] + lane; a < row_offsets[warp + 1]; a += 32)
+  const int vertex = first_vertex + warp;
+  if (vertex >= end_vertex) return;
+  for (ArcIndex a = row_offsets[vertex] + lane; a < row_offsets[vertex + 1]; a += 32)
     atomic_min_elem<T>(matrix + warp * ld + heads[a], T::from_weight(weights[a]));
 }
 
@@ -533,18 +552,25 @@ std::size_t staging_rows(VertexIndex n, int batch) {
   return std::min<std::size_t>(rows, static_cast<std::size_t>(std::max(batch, 1)));
 }
 
-// Syncs the stream and polls cancel once roughly every 20 ms of queued GPU work, estimated from
+std::size_t staging_bytes(std::size_t rows, VertexIndex n) {
+  return saturating_multiply(rows, sizeof(double) * std::size_t(n) + sizeof(VertexIndex));
+}
+
+// Syncs the streams and polls cancel once roughly every 20 ms of queued GPU work, estimated from
 // the work each launch carries (the host enqueues far ahead of the GPU, so host time alone says
-// nothing about progress).
+// nothing about progress). With row bands on several devices, `estimated_ms` is the busiest
+// device's share.
 class CancelPacer {
  public:
-  CancelPacer(const CancelToken& cancel, cudaStream_t stream) : cancel_(cancel), stream_(stream) {}
+  CancelPacer(const CancelToken& cancel, cudaStream_t stream) : cancel_(cancel), streams_{stream} {}
+  CancelPacer(const CancelToken& cancel, std::vector<cudaStream_t> streams)
+      : cancel_(cancel), streams_(std::move(streams)) {}
   void add(double estimated_ms) {
     queued_ms_ += estimated_ms;
     if (queued_ms_ >= kSliceMs) poll();
   }
   void poll() {
-    GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (cudaStream_t stream : streams_) GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));
     queued_ms_ = 0;
     cancel_.throw_if_requested();
   }
@@ -552,9 +578,134 @@ class CancelPacer {
  private:
   static constexpr double kSliceMs = 20.0;
   const CancelToken& cancel_;
-  cudaStream_t stream_;
+  std::vector<cudaStream_t> streams_;
   double queued_ms_ = 0;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Row bands: where blocked_fw's matrix lives when it spreads over several GPUs.
+
+// Below this many vertices the automatic choice keeps blocked_fw on one GPU: a step's phase 3 on
+// a band must outweigh the serial phase 1 and row panel plus the pivot copy. A first guess, to be
+// measured (apsp_bench --sections scaling).
+constexpr VertexIndex kMultiGpuMinVertices = 4096;
+
+// Devices that can run our kernels, by CUDA index (the probe's rule for `usable`).
+std::vector<int> usable_devices() {
+  std::vector<int> devices;
+  for (const auto& info : availability().devices)
+    if (info.compute_major >= 7) devices.push_back(info.index);
+  if (devices.empty()) devices.push_back(0);
+  return devices;
+}
+
+int automatic_band_count(VertexIndex n) {
+  const int devices = int(usable_devices().size());
+  return devices >= 2 && n >= kMultiGpuMinVertices ? devices : 1;
+}
+
+struct BandLayout {
+  int device = 0;
+  int first_row = 0;  // padded-matrix row of the band's row 0; a multiple of kTile
+  int rows = 0;       // a multiple of kTile
+};
+
+// Contiguous bands of whole tile rows, sizes within one tile row of each other (at most one band
+// per tile row); band b on devices[b % devices.size()].
+std::vector<BandLayout> plan_row_bands(std::int64_t padded, int band_count,
+                                       const std::vector<int>& devices) {
+  const int tile_rows = int(padded / kTile);
+  const int bands = std::clamp(band_count, 1, tile_rows);
+  std::vector<BandLayout> layout(static_cast<std::size_t>(bands));
+  for (int b = 0; b < bands; ++b) {
+    const int first_tile = int(std::int64_t(tile_rows) * b / bands);
+    const int end_tile = int(std::int64_t(tile_rows) * (b + 1) / bands);
+    auto& band = layout[std::size_t(b)];
+    band.device = devices[std::size_t(b) % devices.size()];
+    band.first_row = first_tile * kTile;
+    band.rows = (end_tile - first_tile) * kTile;
+  }
+  return layout;
+}
+
+std::vector<int> devices_of(const std::vector<BandLayout>& layout) {
+  std::vector<int> devices;
+  for (const auto& band : layout)
+    if (std::find(devices.begin(), devices.end(), band.device) == devices.end())
+      devices.push_back(band.device);
+  return devices;
+}
+
+// A band's staging rows: never more than its own rows in one chunk of the row copy.
+std::size_t band_staging_rows(VertexIndex n, int batch, const BandLayout& band) {
+  return std::min(staging_rows(n, batch), std::size_t(band.rows));
+}
+
+// Device bytes of the dense engines on `device` (rows of the matrix it holds, pivot row, row
+// staging, the graph while the matrix is built); device < 0: all devices together, the matrix
+// counted once, which is what gpu_routing.max_memory limits.
+std::size_t dense_footprint_bytes(VertexIndex n, DenseMode mode, int batch, std::size_t graph_bytes,
+                                  const std::vector<BandLayout>& layout, int device) {
+  const std::size_t padded = std::size_t(padded_size(n));
+  const std::size_t row_bytes = saturating_multiply(padded, element_bytes(mode));
+  if (layout.size() <= 1)
+    return saturating_add(saturating_add(saturating_multiply(padded, row_bytes), graph_bytes),
+                          staging_bytes(staging_rows(n, batch), n));
+  std::size_t total = 0;
+  for (const auto& band : layout) {
+    if (device >= 0 && band.device != device) continue;
+    total = saturating_add(total, saturating_multiply(std::size_t(band.rows) + kTile, row_bytes));
+    total = saturating_add(total, staging_bytes(band_staging_rows(n, batch, band), n));
+  }
+  const std::size_t graph_copies = device >= 0 ? 1 : devices_of(layout).size();
+  return saturating_add(total, saturating_multiply(graph_bytes, graph_copies));
+}
+
+// An event that only orders streams, possibly of different devices (no timing: cheaper).
+class OrderingEvent {
+ public:
+  OrderingEvent() {
+    GPU_ROUTING_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  }
+  ~OrderingEvent() {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+  }
+  OrderingEvent(const OrderingEvent&) = delete;
+  OrderingEvent& operator=(const OrderingEvent&) = delete;
+  void record(cudaStream_t stream) { GPU_ROUTING_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  // Work enqueued on `stream` after this waits for what the latest record() covered.
+  void make_wait(cudaStream_t stream) const {
+    GPU_ROUTING_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0));
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// One row band and what lives with it on its device. Construct with the band's device current.
+struct RowBand {
+  explicit RowBand(const BandLayout& band_layout) : layout(band_layout) {}
+  ~RowBand() { cudaSetDevice(layout.device); }  // the members below are freed on their device
+  RowBand(const RowBand&) = delete;
+  RowBand& operator=(const RowBand&) = delete;
+
+  BandLayout layout;
+  Stream stream;
+  OrderingEvent pivot_ready;      // recorded by the step's owner once its pivot tile row is final
+  OrderingEvent pivot_copied[2];  // this band's copy of step k's pivot row is done (slot k & 1)
+  DeviceBuffer<unsigned char> rows;   // layout.rows x padded elements
+  DeviceBuffer<unsigned char> pivot;  // kTile x padded: a step's pivot row, owned by another band
+  DeviceBuffer<double> staging;
+  DeviceBuffer<VertexIndex> staging_sources;
+};
+
+std::string gpu_count_text(std::size_t count) {
+  return std::to_string(count) + (count == 1 ? " GPU" : " GPUs");
+}
+
+void select_device(int device) {
+  GPU_ROUTING_CUDA_CHECK(cudaSetDevice(device));  // the context exists: use_device() made it
+}
 
 // ---------------------------------------------------------------------------------------------
 // The engine.
@@ -566,6 +717,9 @@ class DenseApspEngine final : public ShortestPathEngine {
       : ShortestPathEngine(graph, options), algorithm_(algorithm), tuning_(tuning) {
     const auto& gpus = availability();
     if (!gpus.usable) throw RoutingError(ErrorKind::kNoDevice, "no usable GPU: " + gpus.reason);
+    if (tuning.devices < 0)
+      throw RoutingError(ErrorKind::kInvalidParameter,
+                         "dense engine devices must be 0 (automatic), 1 or a row band count");
     report_.device_name = gpus.devices.front().name + " (device 0)";
     mode_ = resolve_dense_mode(graph, tuning.mode);
     const auto& variants = product_variants(mode_);
@@ -575,6 +729,25 @@ class DenseApspEngine final : public ShortestPathEngine {
     small_product_ = small_tile_product(mode_);
     small_grid_limit_ = 2 * std::max(1, gpus.devices.front().multiprocessors);
     report_.notes = std::string("dense ") + dense_mode_name(mode_) + " matrix";
+    // floyd_warshall and rkleene stay on one GPU: a naive step or a recursive product touches the
+    // whole matrix, so neither splits into bands that exchange one tile row per step.
+    padded_ = padded_size(graph.vertex_count());
+    const int band_count = algorithm != DenseAlgorithm::kBlocked ? 1
+                           : tuning.devices == 0 ? automatic_band_count(graph.vertex_count())
+                                                 : tuning.devices;
+    band_layout_ = plan_row_bands(padded_, band_count, usable_devices());
+    if (in_bands()) {
+      const auto devices = devices_of(band_layout_);
+      std::string list;
+      for (int device : devices) list += (list.empty() ? "" : ", ") + std::to_string(device);
+      std::string first_name = gpus.devices.front().name;
+      for (const auto& info : gpus.devices)
+        if (info.index == devices.front()) first_name = info.name;
+      report_.device_name = first_name + (devices.size() > 1 ? " (devices " : " (device ") + list +
+                            "; " + std::to_string(band_layout_.size()) + " row bands)";
+      report_.notes += ", " + std::to_string(band_layout_.size()) + " row bands on " +
+                       gpu_count_text(devices.size());
+    }
   }
 
   const char* name() const override {
@@ -600,7 +773,12 @@ class DenseApspEngine final : public ShortestPathEngine {
         throw RoutingError(ErrorKind::kInvalidParameter, "source index out of range");
     use_device(0);
     if (!closed_) close_matrix(request.source_count);
-    copy_rows_out(request);
+    if (in_bands()) {
+      copy_rows_out_of_bands(request);
+      use_device(0);
+    } else {
+      copy_rows_out(request);
+    }
     if (request.predecessor_arcs != nullptr) {
       Stopwatch watch;
       fill_predecessors_on_host(request);
@@ -609,23 +787,29 @@ class DenseApspEngine final : public ShortestPathEngine {
   }
 
  private:
+  bool in_bands() const { return band_layout_.size() > 1; }
+
+  std::string matrix_description() const {
+    const std::string n = std::to_string(graph_.vertex_count());
+    return std::string(dense_mode_name(mode_)) + " " + n + " x " + n + " distance matrix";
+  }
+
   void close_matrix(int batch) {
     options_.cancel.throw_if_requested();
-    const VertexIndex n = graph_.vertex_count();
-    padded_ = padded_size(n);
-    const std::size_t matrix_bytes = saturating_multiply(
-        saturating_multiply(std::size_t(padded_), std::size_t(padded_)), element_bytes(mode_));
-    const std::size_t rows = staging_rows(n, batch);
-    const std::size_t needed =
-        saturating_add(saturating_add(matrix_bytes, DeviceCsr::bytes(graph_.forward, false)),
-                       rows * sizeof(double) * std::size_t(n) + rows * sizeof(VertexIndex));
-    require_device_memory(0, needed,
-                          std::string(name()) + " (" + dense_mode_name(mode_) + " " +
-                              std::to_string(n) + " x " + std::to_string(n) + " distance matrix)",
-                          options_.budget);
-    if (!stream_) stream_ = std::make_unique<Stream>();
+    const std::size_t graph_bytes = DeviceCsr::bytes(graph_.forward, false);
+    if (in_bands()) {
+      allocate_bands(batch, graph_bytes);
+    } else {
+      const std::size_t needed =
+          dense_footprint_bytes(graph_.vertex_count(), mode_, batch, graph_bytes, band_layout_, -1);
+      require_device_memory(0, needed, std::string(name()) + " (" + matrix_description() + ")",
+                            options_.budget);
+      if (!stream_) stream_ = std::make_unique<Stream>();
+    }
     Stopwatch build_watch;
-    matrix_.allocate(matrix_bytes);
+    if (!in_bands())
+      matrix_.allocate(saturating_multiply(
+          saturating_multiply(std::size_t(padded_), std::size_t(padded_)), element_bytes(mode_)));
     switch (mode_) {
       case DenseMode::kInt16x2:
         build_and_close<Int16x2Mode>();
@@ -642,19 +826,93 @@ class DenseApspEngine final : public ShortestPathEngine {
     closed_ = true;
   }
 
+  // Checks the budget (the whole call) and every device's free memory (its own share), then
+  // allocates each band on its device.
+  void allocate_bands(int batch, std::size_t graph_bytes) {
+    const VertexIndex n = graph_.vertex_count();
+    const int band_count = int(band_layout_.size());
+    const auto devices = devices_of(band_layout_);
+    bands_.clear();  // a closure cancelled earlier may have left its bands
+    options_.budget.require(dense_footprint_bytes(n, mode_, batch, graph_bytes, band_layout_, -1),
+                            std::string(name()) + " (" + matrix_description() + " in " +
+                                std::to_string(band_count) + " row bands on " +
+                                gpu_count_text(devices.size()) + ")");
+    for (int device : devices) {
+      int bands_here = 0;
+      for (const auto& band : band_layout_) bands_here += band.device == device ? 1 : 0;
+      use_device(device);
+      require_device_memory(
+          device, dense_footprint_bytes(n, mode_, batch, graph_bytes, band_layout_, device),
+          std::string(name()) + " on each device it uses (here " + std::to_string(bands_here) +
+              " of the " + std::to_string(band_count) + " row bands of the " +
+              matrix_description() + ", a pivot tile row per band, row staging and the graph)",
+          MemoryBudget{});  // the budget covers the whole call, checked above
+    }
+    enable_peer_access(devices);
+    const std::size_t row_bytes = std::size_t(padded_) * element_bytes(mode_);
+    for (const auto& layout : band_layout_) {
+      use_device(layout.device);
+      auto band = std::make_unique<RowBand>(layout);
+      band->rows.allocate(std::size_t(layout.rows) * row_bytes);
+      band->pivot.allocate(std::size_t(kTile) * row_bytes);
+      bands_.push_back(std::move(band));
+    }
+  }
+
+  // Direct copies between devices where the hardware allows; cudaMemcpyPeerAsync stages through
+  // the host where it does not, so this only changes the speed of the pivot copies.
+  void enable_peer_access(const std::vector<int>& devices) {
+    int pairs = 0, enabled = 0;
+    for (int device : devices) {
+      for (int peer : devices) {
+        if (peer == device) continue;
+        ++pairs;
+        int can_access = 0;
+        GPU_ROUTING_CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, device, peer));
+        if (!can_access) continue;
+        select_device(device);
+        const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+        if (status == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError();  // enabled by an earlier call in this process: fine
+        else
+          GPU_ROUTING_CUDA_CHECK(status);
+        ++enabled;
+      }
+    }
+    if (pairs > 0 && !peer_access_noted_) {
+      report_.notes += ", peer access on " + std::to_string(enabled) + " of " +
+                       std::to_string(pairs) + " device pairs";
+      peer_access_noted_ = true;
+    }
+  }
+
   template <class T>
   void build_and_close() {
+    if (in_bands()) {
+      build_bands<T>();
+      // Wall time from the first launch until every band's stream is done: the bands run on
+      // several devices, so no one stream's events span the closure.
+      Stopwatch closure_watch;
+      std::vector<cudaStream_t> streams;
+      for (const auto& band : bands_) streams.push_back(band->stream.get());
+      CancelPacer pacer(options_.cancel, std::move(streams));
+      blocked_floyd_warshall_in_bands<T>(pacer);
+      pacer.poll();
+      closure_ms_ = closure_watch.elapsed_ms();
+      return;
+    }
     cudaStream_t stream = stream_->get();
     const VertexIndex n = graph_.vertex_count();
     const int fill_blocks = std::min(blocks_for(padded_ * padded_, kDefaultBlockSize), 1 << 16);
-    fill_matrix_kernel<T><<<fill_blocks, kDefaultBlockSize, 0, stream>>>(matrix_.data(), padded_);
+    fill_matrix_kernel<T>
+        <<<fill_blocks, kDefaultBlockSize, 0, stream>>>(matrix_.data(), padded_, padded_, 0);
     GPU_ROUTING_CUDA_CHECK_LAUNCH();
     if (graph_.arc_count() > 0) {
       DeviceCsr csr;
       csr.upload(graph_.forward, false, stream);
       scatter_arcs_kernel<T>
           <<<blocks_for(std::int64_t(n) * 32, kDefaultBlockSize), kDefaultBlockSize, 0, stream>>>(
-              matrix_.data(), padded_, n, csr.row_offsets.data(), csr.heads.data(),
+              matrix_.data(), padded_, 0, n, csr.row_offsets.data(), csr.heads.data(),
               csr.weights.data());
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
       GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));  // before csr is freed
@@ -682,6 +940,37 @@ class DenseApspEngine final : public ShortestPathEngine {
     closure_ms_ = ms;
   }
 
+  // Each band's rows of the initial matrix, built on its device from its own copy of the graph
+  // (one band at a time, so a device holds one copy of the graph at most).
+  template <class T>
+  void build_bands() {
+    const VertexIndex n = graph_.vertex_count();
+    for (const auto& band : bands_) {
+      const BandLayout& layout = band->layout;
+      cudaStream_t stream = band->stream.get();
+      select_device(layout.device);
+      const int fill_blocks =
+          std::min(blocks_for(std::int64_t(layout.rows) * padded_, kDefaultBlockSize), 1 << 16);
+      fill_matrix_kernel<T><<<fill_blocks, kDefaultBlockSize, 0, stream>>>(
+          band->rows.data(), layout.rows, padded_, layout.first_row);
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+      const int first_vertex = layout.first_row;
+      const int end_vertex = std::min<int>(layout.first_row + layout.rows, n);
+      if (graph_.arc_count() > 0 && first_vertex < end_vertex) {
+        DeviceCsr csr;
+        csr.upload(graph_.forward, false, stream);
+        scatter_arcs_kernel<T>
+            <<<blocks_for(std::int64_t(end_vertex - first_vertex) * 32, kDefaultBlockSize),
+               kDefaultBlockSize, 0, stream>>>(band->rows.data(), padded_, first_vertex, end_vertex,
+                                               csr.row_offsets.data(), csr.heads.data(),
+                                               csr.weights.data());
+        GPU_ROUTING_CUDA_CHECK_LAUNCH();
+        GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));  // before csr is freed
+      }
+      GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+  }
+
   // Updates per millisecond the pacer assumes (conservative: it only decides how often to poll).
   double product_ms(double rows, double cols, double depth) const {
     const double rate = mode_ == DenseMode::kInt16x2 ? 2.0e10
@@ -690,10 +979,15 @@ class DenseApspEngine final : public ShortestPathEngine {
     return rows * cols * depth / rate;
   }
 
-  ProductArgs product_args(int c_row, int c_col, int a_row, int a_col, int b_row, int b_col,
-                           int rows, int cols, int depth) const {
+  // Coordinates relative to three bases (see ProductArgs); product_args() puts all three on the
+  // one-GPU matrix.
+  ProductArgs based_product_args(void* c_matrix, const void* a_matrix, const void* b_matrix,
+                                 int c_row, int c_col, int a_row, int a_col, int b_row, int b_col,
+                                 int rows, int cols, int depth) const {
     ProductArgs args;
-    args.matrix = matrix_.data();
+    args.c_matrix = c_matrix;
+    args.a_matrix = a_matrix;
+    args.b_matrix = b_matrix;
     args.ld = padded_;
     args.c_row = c_row;
     args.c_col = c_col;
@@ -709,17 +1003,24 @@ class DenseApspEngine final : public ShortestPathEngine {
     return args;
   }
 
+  ProductArgs product_args(int c_row, int c_col, int a_row, int a_col, int b_row, int b_col,
+                           int rows, int cols, int depth) const {
+    return based_product_args(matrix_.data(), matrix_.data(), matrix_.data(), c_row, c_col, a_row,
+                              a_col, b_row, b_col, rows, cols, depth);
+  }
+
   // The tuned 128-row kernel, or the 64-row one where 128-row tiles would not fill the GPU.
-  void launch_product(const ProductArgs& args) {
+  void launch_product(const ProductArgs& args, cudaStream_t stream) {
     const long long tiles = (long long)(args.rows / kTile) * (args.cols / kTile);
     const bool small =
         tuning_.small_tiles > 0 || (tuning_.small_tiles < 0 && tiles < small_grid_limit_);
-    (small ? small_product_ : product_)(args, stream_->get());
+    (small ? small_product_ : product_)(args, stream);
   }
+  void launch_product(const ProductArgs& args) { launch_product(args, stream_->get()); }
 
   template <class T>
   void closure(int at, CancelPacer& pacer) {
-    closure_kernel<T><<<1, 1024, 0, stream_->get()>>>(matrix_.data(), padded_, at);
+    closure_kernel<T><<<1, 1024, 0, stream_->get()>>>(matrix_.data(), padded_, at, at);
     GPU_ROUTING_CUDA_CHECK_LAUNCH();
     pacer.add(0.02);
   }
@@ -744,6 +1045,99 @@ class DenseApspEngine final : public ShortestPathEngine {
       rest.mask_row_end = rest.mask_col_end = at + kTile;
       launch_product(rest);
       pacer.add(product_ms(padded, padded, kTile));
+    }
+  }
+
+  // Seed 002 over row bands. Step `step` (pivot tile row at = step * kTile, held by `owner` at its
+  // row `pivot_row`), on each band's stream:
+  //   owner:        closure of (at, at); row panel (at, j) for all j; record pivot_ready
+  //   other bands:  wait owner.pivot_ready; copy its tile row into their pivot buffer;
+  //                 record pivot_copied[step & 1]
+  //   every band:   column panel (i, at) and phase 3 (i, j) for its rows i != at, with the pivot
+  //                 tile row (its own rows if it owns the step, else its pivot buffer) as B.
+  // Two hazards remain, both ordered by stream order plus one wait:
+  //   - a band's pivot buffer is overwritten only after its previous phase 3 read it (same stream);
+  //   - the owner's tile row `at` changes again in the next step's column panel and phase 3; the
+  //     previous owner waits there for every other band's pivot_copied of the previous step
+  //     (two slots: a band records step k + 1's copy before the owner's wait for step k is
+  //     enqueued).
+  template <class T>
+  void blocked_floyd_warshall_in_bands(CancelPacer& pacer) {
+    const int padded = int(padded_);
+    const std::size_t elem = element_bytes(mode_);
+    const std::size_t row_bytes = std::size_t(padded_) * elem;
+    // Step owners by tile row, and the busiest device's rows (what the pacer paces).
+    std::vector<RowBand*> owner_of_tile_row;
+    std::vector<std::pair<int, int>> rows_per_device;
+    for (const auto& band : bands_) {
+      for (int r = 0; r < band->layout.rows; r += kTile) owner_of_tile_row.push_back(band.get());
+      auto it = std::find_if(rows_per_device.begin(), rows_per_device.end(),
+                             [&](const auto& entry) { return entry.first == band->layout.device; });
+      if (it == rows_per_device.end())
+        rows_per_device.emplace_back(band->layout.device, band->layout.rows);
+      else
+        it->second += band->layout.rows;
+    }
+    int busiest_rows = 0;
+    for (const auto& entry : rows_per_device) busiest_rows = std::max(busiest_rows, entry.second);
+
+    RowBand* previous_owner = nullptr;
+    for (int step = 0, at = 0; at < padded; ++step, at += kTile) {
+      RowBand& owner = *owner_of_tile_row[std::size_t(step)];
+      const int pivot_row = at - owner.layout.first_row;  // within the owner's band
+      unsigned char* owner_pivot = owner.rows.data() + std::size_t(pivot_row) * row_bytes;
+
+      // Phase 1 and the row half of phase 2: tile row `at` becomes final for this step.
+      select_device(owner.layout.device);
+      cudaStream_t owner_stream = owner.stream.get();
+      closure_kernel<T><<<1, 1024, 0, owner_stream>>>(owner.rows.data(), padded_, pivot_row, at);
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+      ProductArgs row_panel =
+          based_product_args(owner.rows.data(), owner.rows.data(), owner.rows.data(), pivot_row, 0,
+                             pivot_row, at, pivot_row, 0, kTile, padded, kTile);
+      row_panel.mask_col_begin = at;
+      row_panel.mask_col_end = at + kTile;
+      launch_product(row_panel, owner_stream);
+      owner.pivot_ready.record(owner_stream);
+
+      // Every other band pulls the pivot tile row on its own stream.
+      for (const auto& band : bands_) {
+        if (band.get() == &owner) continue;
+        select_device(band->layout.device);
+        cudaStream_t stream = band->stream.get();
+        owner.pivot_ready.make_wait(stream);
+        GPU_ROUTING_CUDA_CHECK(cudaMemcpyPeerAsync(band->pivot.data(), band->layout.device,
+                                                   owner_pivot, owner.layout.device,
+                                                   std::size_t(kTile) * row_bytes, stream));
+        band->pivot_copied[step & 1].record(stream);
+      }
+
+      // The column half of phase 2 and phase 3, every band on its own rows.
+      for (const auto& band : bands_) {
+        const bool owns = band.get() == &owner;
+        select_device(band->layout.device);
+        cudaStream_t stream = band->stream.get();
+        if (band.get() == previous_owner)
+          for (const auto& other : bands_)
+            if (other.get() != previous_owner)
+              other->pivot_copied[(step - 1) & 1].make_wait(stream);
+        const unsigned char* pivot = owns ? owner_pivot : band->pivot.data();
+        const int rows = band->layout.rows;
+        ProductArgs col_panel = based_product_args(band->rows.data(), band->rows.data(), pivot, 0,
+                                                   at, 0, at, 0, at, rows, kTile, kTile);
+        ProductArgs rest = based_product_args(band->rows.data(), band->rows.data(), pivot, 0, 0, 0,
+                                              at, 0, 0, rows, padded, kTile);
+        if (owns) {
+          col_panel.mask_row_begin = rest.mask_row_begin = pivot_row;
+          col_panel.mask_row_end = rest.mask_row_end = pivot_row + kTile;
+        }
+        rest.mask_col_begin = at;
+        rest.mask_col_end = at + kTile;
+        launch_product(col_panel, stream);
+        launch_product(rest, stream);
+      }
+      previous_owner = &owner;
+      pacer.add(0.02 + product_ms(busiest_rows, padded, kTile));
     }
   }
 
@@ -785,6 +1179,25 @@ class DenseApspEngine final : public ShortestPathEngine {
     product(a, a, a, d, d, a, n1, n1, n2);  // A = A + B C
   }
 
+  // Distances as float64 rows: out[r][v] = matrix[rows[r]][v] for v < n.
+  void launch_gather(const void* matrix, const VertexIndex* rows, int count, double* out,
+                     cudaStream_t stream) const {
+    const VertexIndex n = graph_.vertex_count();
+    dim3 grid((n + 255) / 256, count);
+    switch (mode_) {
+      case DenseMode::kInt16x2:
+        gather_rows_kernel<Int16x2Mode><<<grid, 256, 0, stream>>>(matrix, padded_, n, rows, out);
+        break;
+      case DenseMode::kFloat64:
+        gather_rows_kernel<Float64Mode><<<grid, 256, 0, stream>>>(matrix, padded_, n, rows, out);
+        break;
+      default:
+        gather_rows_kernel<Int32Mode><<<grid, 256, 0, stream>>>(matrix, padded_, n, rows, out);
+        break;
+    }
+    GPU_ROUTING_CUDA_CHECK_LAUNCH();
+  }
+
   void copy_rows_out(const SolveRequest& request) {
     Stopwatch watch;
     const VertexIndex n = graph_.vertex_count();
@@ -795,25 +1208,57 @@ class DenseApspEngine final : public ShortestPathEngine {
     for (int first = 0; first < request.source_count; first += int(rows)) {
       const int count = std::min<int>(int(rows), request.source_count - first);
       staging_sources_.upload(request.sources + first, std::size_t(count), stream);
-      dim3 grid((n + 255) / 256, count);
-      switch (mode_) {
-        case DenseMode::kInt16x2:
-          gather_rows_kernel<Int16x2Mode><<<grid, 256, 0, stream>>>(
-              matrix_.data(), padded_, n, staging_sources_.data(), staging_.data());
-          break;
-        case DenseMode::kFloat64:
-          gather_rows_kernel<Float64Mode><<<grid, 256, 0, stream>>>(
-              matrix_.data(), padded_, n, staging_sources_.data(), staging_.data());
-          break;
-        default:
-          gather_rows_kernel<Int32Mode><<<grid, 256, 0, stream>>>(
-              matrix_.data(), padded_, n, staging_sources_.data(), staging_.data());
-          break;
-      }
-      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+      launch_gather(matrix_.data(), staging_sources_.data(), count, staging_.data(), stream);
       staging_.download(request.distances + std::size_t(first) * n, std::size_t(count) * n, stream);
       GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));
       options_.cancel.throw_if_requested();
+    }
+    report_.transfer_ms += watch.elapsed_ms();
+  }
+
+  // Each source row from the band holding it; consecutive request rows gathered from one band
+  // come back in one copy.
+  void copy_rows_out_of_bands(const SolveRequest& request) {
+    Stopwatch watch;
+    const VertexIndex n = graph_.vertex_count();
+    std::vector<int> positions;          // indices into request.sources
+    std::vector<VertexIndex> band_rows;  // the same sources, as rows of the band
+    for (const auto& band : bands_) {
+      const BandLayout& layout = band->layout;
+      positions.clear();
+      band_rows.clear();
+      for (int i = 0; i < request.source_count; ++i) {
+        const VertexIndex source = request.sources[i];
+        if (source < layout.first_row || source >= layout.first_row + layout.rows) continue;
+        positions.push_back(i);
+        band_rows.push_back(source - layout.first_row);
+      }
+      if (positions.empty()) continue;
+      select_device(layout.device);
+      cudaStream_t stream = band->stream.get();
+      const std::size_t chunk = band_staging_rows(n, request.source_count, layout);
+      band->staging.reserve(chunk * std::size_t(n));
+      band->staging_sources.reserve(chunk);
+      for (std::size_t first = 0; first < positions.size(); first += chunk) {
+        const int count = int(std::min(chunk, positions.size() - first));
+        band->staging_sources.upload(band_rows.data() + first, std::size_t(count), stream);
+        launch_gather(band->rows.data(), band->staging_sources.data(), count, band->staging.data(),
+                      stream);
+        for (int run_begin = 0; run_begin < count;) {
+          int run_end = run_begin + 1;
+          while (run_end < count && positions[first + std::size_t(run_end)] ==
+                                        positions[first + std::size_t(run_end) - 1] + 1)
+            ++run_end;
+          GPU_ROUTING_CUDA_CHECK(cudaMemcpyAsync(
+              request.distances + std::size_t(positions[first + std::size_t(run_begin)]) * n,
+              band->staging.data() + std::size_t(run_begin) * n,
+              std::size_t(run_end - run_begin) * n * sizeof(double), cudaMemcpyDeviceToHost,
+              stream));
+          run_begin = run_end;
+        }
+        GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));
+        options_.cancel.throw_if_requested();
+      }
     }
     report_.transfer_ms += watch.elapsed_ms();
   }
@@ -825,12 +1270,17 @@ class DenseApspEngine final : public ShortestPathEngine {
   ProductLauncher small_product_ = nullptr;
   int small_grid_limit_ = 264;
   bool closed_ = false;
+  bool peer_access_noted_ = false;
   double closure_ms_ = 0;
   std::int64_t padded_ = 0;
+  // One GPU: the whole matrix on device 0.
   std::unique_ptr<Stream> stream_;
   DeviceBuffer<unsigned char> matrix_;
   DeviceBuffer<double> staging_;
   DeviceBuffer<VertexIndex> staging_sources_;
+  // Several (blocked_fw): one entry per band; bands_ is allocated by the first solve().
+  std::vector<BandLayout> band_layout_;
+  std::vector<std::unique_ptr<RowBand>> bands_;
 };
 
 }  // namespace
@@ -894,16 +1344,14 @@ std::unique_ptr<ShortestPathEngine> create_dense_engine(const Graph& graph,
   return std::make_unique<DenseApspEngine>(graph, options, algorithm, tuning);
 }
 
+// The engine table gives the three dense engines this one estimate, so it assumes blocked_fw's
+// automatic band count: for floyd_warshall and rkleene on a machine with several GPUs it counts
+// the other devices' pivot rows, staging and graph copies too (small next to the matrix).
 std::size_t estimate_dense_bytes(const Graph& graph, int batch) {
   const VertexIndex n = graph.vertex_count();
   const DenseMode mode = resolve_dense_mode(graph, DenseMode::kAuto);
-  const std::int64_t padded = padded_size(n);
-  const std::size_t rows = staging_rows(n, batch);
-  return saturating_add(
-      saturating_multiply(saturating_multiply(std::size_t(padded), std::size_t(padded)),
-                          element_bytes(mode)),
-      saturating_add(DeviceCsr::bytes(graph.forward, false),
-                     rows * sizeof(double) * std::size_t(n)));
+  const auto layout = plan_row_bands(padded_size(n), automatic_band_count(n), usable_devices());
+  return dense_footprint_bytes(n, mode, batch, DeviceCsr::bytes(graph.forward, false), layout, -1);
 }
 
 }  // namespace gpu_routing::gpu::apsp

@@ -39,6 +39,11 @@ struct DenseTuning {
   // 64-row tiles for products whose 128-row tiles would not fill the GPU: -1 = there (default),
   // 0 = never, 1 = always.
   int small_tiles = -1;
+  // Row bands of blocked_fw's matrix, one per GPU. 0 = automatic: every usable device when there
+  // are at least two and V is large enough to pay; 1 = one GPU (device 0); k >= 2 = k bands, more
+  // bands than devices sharing devices round-robin (tests run the distributed path on one GPU).
+  // At most one band per 128-row tile row. floyd_warshall and rkleene ignore it (one GPU).
+  int devices = 0;
 };
 int dense_product_variant_count(DenseMode mode);
 std::string dense_product_variant_name(DenseMode mode, int variant);
@@ -47,8 +52,9 @@ std::unique_ptr<ShortestPathEngine> create_dense_engine(const Graph& graph,
                                                         const EngineOptions& options,
                                                         DenseAlgorithm algorithm,
                                                         const DenseTuning& tuning = {});
-// Device bytes the dense engines allocate (the padded matrix in the automatic mode, plus the row
-// staging buffer).
+// Device bytes the dense engines allocate, all devices together (the padded matrix in the
+// automatic mode once, plus the row staging buffers, the graph while the matrix is built and, when
+// blocked_fw spreads over several GPUs, their pivot rows).
 std::size_t estimate_dense_bytes(const Graph& graph, int batch);
 
 // ---- multi_source (seed 000): 32 sources per warp-wide group, several groups per launch.

@@ -2,12 +2,14 @@
 // other GPU engine with many_source = true) against the reference Dijkstra: random graphs of many
 // sizes (not only multiples of 32 or of the 128 tile), integer and real weights, unreachable
 // pairs, parallel edges, self loops, zero weights, both directions; odd source batches; paths
-// equal to compute_predecessors(); the dense number modes forced; budget refusal; cancel.
+// equal to compute_predecessors(); the dense number modes forced; blocked_fw over row bands (on
+// one GPU, bands sharing it); budget refusal; cancel.
 // Every test skips itself where no GPU is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -335,6 +337,207 @@ TEST(GpuApsp, CancelStopsEveryEngine) {
       EXPECT_THROW(run_engine(*engine, g, sources, 64), Cancelled) << name;
     }
   }
+}
+
+// ---- blocked_fw over row bands (DenseTuning::devices). Bands beyond the visible GPUs share them
+// round-robin, so these run the distributed path, its pivot copies and event ordering on one GPU.
+
+std::unique_ptr<ShortestPathEngine> banded_blocked_fw(const Graph& g, DenseMode mode, int devices,
+                                                      const EngineOptions& options = {}) {
+  gpu::apsp::DenseTuning tuning;
+  tuning.mode = mode;
+  tuning.devices = devices;
+  return gpu::apsp::create_dense_engine(g, options, DenseAlgorithm::kBlocked, tuning);
+}
+
+// `spec`'s random graph with a zero-cost self loop on every vertex, so that V is exactly
+// spec.vertices (a vertex no random edge touches would otherwise be missing) and no distance
+// changes. Needs plain ids (spec.sparse_ids false).
+Graph graph_with_every_vertex(const RandomGraphSpec& spec, unsigned seed, bool directed) {
+  EdgeTable table = testing::random_edges(spec, seed);
+  for (int v = 1; v <= spec.vertices; ++v) table.add(v, v, 0.0);
+  Graph g = build_graph(table.view(), directed);
+  EXPECT_EQ(g.vertex_count(), spec.vertices);
+  return g;
+}
+
+// Random sources plus the rows on either side of every tile (and so band) boundary and the
+// padded edge.
+std::vector<VertexIndex> band_edge_sources(VertexIndex n, unsigned seed) {
+  auto sources = pick_sources(n, 40, seed);
+  for (VertexIndex edge = 128; edge <= n; edge += 128)
+    for (VertexIndex v : {edge - 1, edge})
+      if (v < n) sources.push_back(v);
+  sources.push_back(n - 1);
+  return sources;
+}
+
+TEST(GpuApspDenseBands, MatchReferenceInEveryMode) {
+  SKIP_WITHOUT_GPU();
+  const EngineInfo info = *find_engine("blocked_fw", Device::kGpu);
+  unsigned seed = 1300;
+  for (int size : {130, 256, 300, 517, 1000}) {
+    ++seed;
+    RandomGraphSpec spec;
+    spec.vertices = size;
+    spec.edges = size * 4;
+    spec.max_weight = 32766 / size;  // the int16x2 mode applies
+    spec.zero_weights = seed % 2 == 0;
+    spec.components = 1 + static_cast<int>(seed % 2);  // unreachable pairs in every other graph
+    Graph g = graph_with_every_vertex(spec, seed, seed % 3 != 0);
+    auto sources = band_edge_sources(g.vertex_count(), seed);
+    for (DenseMode mode : {DenseMode::kInt16x2, DenseMode::kInt32, DenseMode::kFloat64}) {
+      for (int devices : {2, 3}) {
+        auto engine = banded_blocked_fw(g, mode, devices);
+        auto rows = run_engine(*engine, g, sources, 23);
+        ASSERT_TRUE(matches_reference(info, g, sources, rows))
+            << testing::describe(spec, seed) << " mode " << gpu::apsp::dense_mode_name(mode)
+            << " devices " << devices << " on " << engine->report().device_name;
+      }
+    }
+  }
+}
+
+TEST(GpuApspDenseBands, UnreachablePairsAcrossBands) {
+  SKIP_WITHOUT_GPU();
+  // Two components of 300 vertices each, the boundary inside the middle one of 3 bands (rows 0-127,
+  // 128-383, 384-639): about half of every row is unreachable.
+  const EngineInfo info = *find_engine("blocked_fw", Device::kGpu);
+  RandomGraphSpec spec;
+  spec.vertices = 600;
+  spec.edges = 600 * 3;
+  spec.max_weight = 50;
+  spec.components = 2;
+  Graph g = graph_with_every_vertex(spec, 1401, true);
+  std::vector<VertexIndex> sources;
+  for (VertexIndex v = 0; v < g.vertex_count(); ++v) sources.push_back(v);  // all pairs
+  for (DenseMode mode : {DenseMode::kInt16x2, DenseMode::kInt32, DenseMode::kFloat64}) {
+    auto engine = banded_blocked_fw(g, mode, 3);
+    auto rows = run_engine(*engine, g, sources, g.vertex_count());
+    ASSERT_TRUE(matches_reference(info, g, sources, rows)) << gpu::apsp::dense_mode_name(mode);
+    EXPECT_NE(std::find(rows.begin(), rows.end(), kInfinity), rows.end());
+  }
+}
+
+TEST(GpuApspDenseBands, RealWeightsInFloat64) {
+  SKIP_WITHOUT_GPU();
+  const EngineInfo info = *find_engine("blocked_fw", Device::kGpu);
+  unsigned seed = 1500;
+  for (int size : {130, 300, 517}) {
+    ++seed;
+    RandomGraphSpec spec;
+    spec.vertices = size;
+    spec.edges = size * 5;
+    spec.integer_weights = false;
+    spec.components = 1 + static_cast<int>(seed % 2);
+    Graph g = build_graph(testing::random_edges(spec, seed).view(), true);
+    auto sources = band_edge_sources(g.vertex_count(), seed);
+    for (int devices : {2, 3}) {
+      auto engine = banded_blocked_fw(g, DenseMode::kAuto, devices);  // real weights: float64
+      auto rows = run_engine(*engine, g, sources, 31);
+      ASSERT_TRUE(matches_reference(info, g, sources, rows))  // within 1e-9, as on one GPU
+          << testing::describe(spec, seed) << " devices " << devices;
+    }
+  }
+}
+
+// With integer weights every value is exact, so the bands must reproduce the one-GPU rows bit for
+// bit in every mode. Real weights (float64): in the in-place phase-2 panels a 64-row CTA may read
+// values its neighbour is rewriting, which the closed diagonal tile makes harmless only up to
+// rounding (see apsp_dense.cu), so those rows agree to 1e-12 rather than to the bit.
+TEST(GpuApspDenseBands, TwoBandsGiveTheSameRowsAsOne) {
+  SKIP_WITHOUT_GPU();
+  for (bool integer : {true, false}) {
+    RandomGraphSpec spec;
+    spec.vertices = 517;
+    spec.edges = 517 * 4;
+    spec.integer_weights = integer;
+    spec.max_weight = 60;  // 516 * 60 <= 32766: int16x2 applies
+    spec.components = 2;
+    Graph g = graph_with_every_vertex(spec, 1601, true);
+    const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+    std::vector<VertexIndex> sources;
+    for (VertexIndex v = 0; v < g.vertex_count(); ++v) sources.push_back(v);
+    std::vector<DenseMode> modes = {DenseMode::kFloat64};
+    if (integer) modes = {DenseMode::kInt16x2, DenseMode::kInt32, DenseMode::kFloat64};
+    for (DenseMode mode : modes) {
+      auto one = banded_blocked_fw(g, mode, 1);
+      auto two = banded_blocked_fw(g, mode, 2);
+      auto automatic = banded_blocked_fw(g, mode, 0);  // V below the threshold: one GPU
+      EXPECT_EQ(one->report().device_name.find("row bands"), std::string::npos)
+          << one->report().device_name;
+      EXPECT_EQ(automatic->report().device_name.find("row bands"), std::string::npos)
+          << automatic->report().device_name;
+      EXPECT_NE(two->report().device_name.find("2 row bands"), std::string::npos)
+          << two->report().device_name;
+      EXPECT_NE(two->report().notes.find("2 row bands on"), std::string::npos)
+          << two->report().notes;
+      auto rows_one = run_engine(*one, g, sources, 200);
+      auto rows_two = run_engine(*two, g, sources, 200);
+      ASSERT_EQ(rows_one.size(), rows_two.size());
+      for (std::size_t row = 0; row < sources.size(); ++row) {
+        const double* got = rows_two.data() + row * n;
+        std::vector<double> want(rows_one.begin() + std::ptrdiff_t(row * n),
+                                 rows_one.begin() + std::ptrdiff_t((row + 1) * n));
+        auto same = integer ? testing::same_distances(got, want)
+                            : testing::near_distances(got, want, 1e-12);
+        ASSERT_TRUE(same) << "row " << row << ", mode " << gpu::apsp::dense_mode_name(mode)
+                          << (integer ? ", integer weights" : ", real weights");
+      }
+    }
+  }
+}
+
+TEST(GpuApspDenseBands, BudgetCountsTheMatrixOnce) {
+  SKIP_WITHOUT_GPU();
+  RandomGraphSpec spec;
+  spec.vertices = 1000;
+  spec.edges = 4000;
+  spec.max_weight = 1000;  // int32: the padded 1024 x 1024 matrix is 4 MiB
+  Graph g = graph_with_every_vertex(spec, 5, true);
+  std::vector<VertexIndex> sources = {0, 999};
+  {
+    EngineOptions options;
+    options.budget = MemoryBudget(std::size_t{6} << 20);  // the matrix once fits, twice would not
+    auto engine = banded_blocked_fw(g, DenseMode::kInt32, 2, options);
+    EXPECT_NO_THROW(run_engine(*engine, g, sources, 2));
+  }
+  EngineOptions options;
+  options.budget = MemoryBudget(std::size_t{3} << 20);  // less than the matrix
+  auto engine = banded_blocked_fw(g, DenseMode::kInt32, 2, options);
+  try {
+    run_engine(*engine, g, sources, 2);
+    ADD_FAILURE() << "blocked_fw in two bands ran past a 3 MB budget";
+  } catch (const RoutingError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("blocked_fw"), std::string::npos) << message;
+    EXPECT_NE(message.find("needs"), std::string::npos) << message;
+    EXPECT_NE(message.find("row bands"), std::string::npos) << message;
+  }
+}
+
+TEST(GpuApspDenseBands, CancelStopsTheBands) {
+  SKIP_WITHOUT_GPU();
+  // The ring of CancelStopsEveryEngine: 24 block rows, 3 bands.
+  EdgeTable ring;
+  const int n = 3000;
+  for (int v = 0; v < n; ++v) ring.add(v, (v + 1) % n, 1 + v % 7);
+  Graph g = build_graph(ring.view(), true);
+  std::vector<VertexIndex> sources;
+  for (int i = 0; i < 64; ++i) sources.push_back(i * 40);
+  for (bool immediately : {true, false}) {
+    g_polls_before_cancel = 2;
+    EngineOptions options;
+    options.cancel = CancelToken(immediately ? always_cancel : cancel_after_some_polls);
+    auto engine = banded_blocked_fw(g, DenseMode::kAuto, 3, options);
+    EXPECT_THROW(run_engine(*engine, g, sources, 64), Cancelled)
+        << (immediately ? "immediately" : "after some polls");
+  }
+  // Not cancelled, three bands close the whole ring.
+  auto engine = banded_blocked_fw(g, DenseMode::kAuto, 3);
+  auto rows = run_engine(*engine, g, sources, 64);
+  ASSERT_TRUE(matches_reference(*find_engine("blocked_fw", Device::kGpu), g, sources, rows));
 }
 
 TEST(GpuApspMultiSource, SeveralWorkersGroupsAndBlockSizes) {
