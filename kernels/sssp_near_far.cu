@@ -207,6 +207,9 @@ class NearFarEngine final : public ShortestPathEngine {
     if (request.predecessor_arcs != nullptr && !has_reverse(graph_))
       throw RoutingError(ErrorKind::kInternal, "predecessors asked for without the reversed graph");
     options_.cancel.throw_if_requested();
+    // Compact rows of no targets are empty: nothing to fill.
+    if (request.compact_targets && (request.targets == nullptr || request.target_count <= 0))
+      return;
     stats_.rounds = 0;
     stats_.frontier_items = 0;
     stats_.batch_slots = 0;

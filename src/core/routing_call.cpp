@@ -124,6 +124,10 @@ void RoutingCall::set_all_pairs() {
 void RoutingCall::prepare() {
   summary_.sources = static_cast<std::int64_t>(source_indices_.size());
   if (source_indices_.empty()) return;
+  // Targets asked for, none of them in the graph: no rows, nothing to compute (an engine asked
+  // for zero-width compact rows would have nowhere to put them).
+  const bool takes_targets = kind_ == CallKind::kCostMatrix || kind_ == CallKind::kPaths;
+  if (takes_targets && !all_targets_ && targets_of_.empty() && shared_targets_.empty()) return;
   const bool with_predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;
   const bool trace_paths = kind_ == CallKind::kPaths;
 

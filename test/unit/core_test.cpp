@@ -7,6 +7,7 @@
 #include "engine.hpp"
 #include "engine_select.hpp"
 #include "predecessors.hpp"
+#include "routing_call.hpp"
 #include "sssp_dijkstra.hpp"
 #include "test_graphs.hpp"
 
@@ -269,6 +270,36 @@ TEST(EngineSelect, NamesDevicesAndErrors) {
     FAIL() << "blocked_fw accepted as a single-source engine";
   } catch (const RoutingError& e) {
     EXPECT_NE(std::string(e.what()).find("many-source"), std::string::npos) << e.what();
+  }
+}
+
+// One call's rows, on the CPU: a cost matrix whose targets are all outside the graph gives no
+// rows and computes nothing, the same call with a known target gives its row.
+TEST(RoutingCall, CostMatrixWithOnlyUnknownTargetsIsEmpty) {
+  EdgeTable table;
+  table.add(1, 2, 1.0);
+  table.add(2, 3, 2.0);
+  gpu::Availability no_gpu;
+  no_gpu.reason = "test: CPU only";
+  CallOptions options;
+  options.device = DeviceSetting::kCpu;
+  options.many_source = true;
+  const std::int64_t sources[] = {1};
+  for (std::int64_t target : {999, 3}) {
+    RoutingCall call(CallKind::kCostMatrix, table.view(), options, no_gpu);
+    call.set_sources(sources, 1);
+    call.set_targets(&target, 1);
+    call.prepare();
+    ResultBatch batch;
+    std::size_t rows = 0;
+    while (call.next_batch(batch)) {
+      rows += batch.rows();
+      if (batch.rows() > 0) {
+        EXPECT_EQ(batch.agg_cost[0], 3.0);
+      }
+    }
+    EXPECT_EQ(rows, target == 3 ? 1u : 0u) << "target " << target;
+    EXPECT_EQ(call.summary().algorithm.empty(), target == 999) << "target " << target;
   }
 }
 

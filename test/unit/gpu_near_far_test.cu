@@ -393,6 +393,31 @@ TEST(NearFar, ManySourcesSplitOverSeveralEngines) {
   }
 }
 
+// A cost matrix whose targets are all outside the graph reaches the engine as compact rows of
+// width zero (pgTAP's no_crash found the copy of whole rows into that empty buffer).
+TEST(NearFar, CompactRowsOfNoTargetsAreEmpty) {
+  SKIP_WITHOUT_GPU();
+  RandomGraphSpec spec = spec_for(42);
+  spec.vertices = 200;
+  spec.edges = 600;
+  Graph g = build(testing::random_edges(spec, 42), true);
+  for (int engines : {1, 2}) {
+    NearFarConfig config;
+    config.devices = engines;
+    auto engine = gpu::make_near_far_engine(g, EngineOptions{}, config);
+    const std::vector<VertexIndex> sources = {0, 5, 9};
+    SolveRequest request;
+    request.sources = sources.data();
+    request.source_count = static_cast<int>(sources.size());
+    request.compact_targets = true;
+    request.target_count = 0;
+    request.distances = nullptr;
+    EXPECT_NO_THROW(engine->solve(request)) << engines << " engines";
+    // The engine still answers afterwards.
+    EXPECT_TRUE(check_solve(*engine, g, sources)) << engines << " engines";
+  }
+}
+
 TEST(NearFar, RepeatedRunsGiveTheSameAnswer) {
   SKIP_WITHOUT_GPU();
   RandomGraphSpec spec;
