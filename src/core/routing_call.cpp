@@ -1,6 +1,7 @@
 #include "routing_call.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "parallel.hpp"
 #include "predecessors.hpp"
@@ -227,6 +228,15 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
   return true;
 }
 
+bool RoutingCall::batch_ready(int wait_ms) {
+  if (engine_ == nullptr) return true;
+  if (!pending_.valid()) {
+    if (next_source_ >= source_indices_.size()) return true;
+    launch_next_batch();
+  }
+  return pending_.wait_for(std::chrono::milliseconds(wait_ms)) == std::future_status::ready;
+}
+
 void RoutingCall::launch_next_batch() {
   const std::size_t first = next_source_;
   const int count = static_cast<int>(
@@ -266,6 +276,9 @@ void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batc
   const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
   const CsrGraph& reverse = graph_.reverse;
   for (int i = 0; i < count; ++i) {
+    // A batch's rows take long to build (1000 sources x 40000 vertices: seconds): stop between
+    // sources when the call is cancelled or abandoned.
+    options_.engine.cancel.throw_if_requested();
     const VertexIndex source = source_indices_[first + static_cast<std::size_t>(i)];
     const std::int64_t source_id = graph_.vertices.id(source);
     const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
@@ -332,6 +345,7 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
 void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batch) {
   const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
   for (int i = 0; i < count; ++i) {
+    options_.engine.cancel.throw_if_requested();
     const std::size_t source_slot = first + static_cast<std::size_t>(i);
     const VertexIndex source = source_indices_[source_slot];
     const std::int64_t source_id = graph_.vertices.id(source);

@@ -83,6 +83,10 @@ class RoutingCall {
   // Batches are computed one ahead on a thread of their own (signals blocked, no PostgreSQL),
   // so the engine works on batch k + 1 while the caller writes the rows of batch k.
   bool next_batch(ResultBatch& batch);
+  // Starts the next batch if none is in flight and waits up to wait_ms for it; true when
+  // next_batch() will not block. The caller checks for a cancel between short waits, so a cancel
+  // never waits for a whole batch (the batch itself stops at the engine's next poll).
+  bool batch_ready(int wait_ms);
 
   const Graph& graph() const { return graph_; }
   const CallSummary& summary() const { return summary_; }

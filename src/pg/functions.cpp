@@ -313,6 +313,13 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   int64 rows = 0;
   int32 seq = 0;
   while (true) {
+    // Wait for the batch in short slices with a cancel check between them: a batch can take
+    // seconds, and a cancel must not wait for it.
+    for (bool ready = false; !ready;) {
+      ok = guarded(&failure, [&] { ready = call->batch_ready(20); });
+      if (!ok) raise_failure(&failure);
+      if (!ready) CHECK_FOR_INTERRUPTS();
+    }
     bool more = false;
     ok = guarded(&failure, [&] { more = call->next_batch(*batch); });
     if (!ok) raise_failure(&failure);
