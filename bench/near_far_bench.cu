@@ -376,8 +376,8 @@ void cost_matrix_table(const bench::EdgeList& edges, int count, bool quick) {
   }
   {
     NearFarConfig c = blocks;
-    c.block_local_hops = false;
-    run("local queues per warp", c, count, true, 2);
+    c.batch_block_local_hops = true;
+    run("local queues pooled per block", c, count, true, 2);
   }
 }
 

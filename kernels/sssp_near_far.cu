@@ -626,7 +626,7 @@ class NearFarEngine final : public ShortestPathEngine {
       b.search.local_hops = batch_local_hops_;
       b.search.deep_hops = batch_local_hops_;
       b.search.deep_frontier = 0;
-      b.search.block_local = config_.block_local_hops;
+      b.search.block_local = config_.batch_block_local_hops;
       b.search.cancel_flag = cancel_flag_->device();
       b.sources = batch_sources_.data();
       b.source_count = rows;

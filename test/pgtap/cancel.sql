@@ -61,7 +61,9 @@ INSERT INTO timeouts SELECT 2, t.* FROM pg_temp.timed((SELECT call FROM long_cal
 INSERT INTO timeouts SELECT 3, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 3)) AS t;
 INSERT INTO timeouts SELECT 4, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 4)) AS t;
 SET LOCAL statement_timeout = 0;
-SELECT pg_temp.timed_checks(t, '57014', 'canceling statement due to statement timeout', 3.0,
+-- 500 ms of timeout plus at most about a second to stop (GPU and CPU alike: 0.52-0.65 s
+-- measured on an H200 machine and on the 2-core development machine).
+SELECT pg_temp.timed_checks(t, '57014', 'canceling statement due to statement timeout', 1.5,
                             'statement_timeout 500ms, ' || c.what)
 FROM timeouts t JOIN long_calls c USING (n) ORDER BY n;
 
@@ -108,7 +110,7 @@ BEGIN
   PERFORM * FROM dblink_get_result('long_call', false) AS t(n bigint);
   RETURN NEXT ok(error_text LIKE '%canceling statement due to user request%', 'pg_cancel_backend: the call raised the cancel error')
               || E'\n' || diag('remote error: ' || coalesce(error_text, 'none'));
-  RETURN NEXT ok(seconds < 3.0, 'pg_cancel_backend: the call returned within 3 s')
+  RETURN NEXT ok(seconds < 1.0, 'pg_cancel_backend: the call returned within 1 s')
               || E'\n' || diag(format('returned %s s after pg_cancel_backend', round(seconds::numeric, 3)));
   RETURN NEXT is((SELECT p FROM dblink('long_call', 'SELECT pg_backend_pid() FROM gpu_path(''SELECT id, source, target, cost FROM sample_edges'', 6, 17) LIMIT 1') AS t(p int)),
                  remote_pid, 'pg_cancel_backend: the cancelled session goes on in the same backend');

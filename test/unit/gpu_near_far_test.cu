@@ -42,6 +42,7 @@ NearFarConfig config_for(unsigned variant) {
   // Both local queue layouts on every other variant (local_hops 0 has no queue at all), and deep
   // hops on narrow frontiers sometimes forced on every round, sometimes off.
   c.block_local_hops = (variant / 8) % 2 == 0;
+  c.batch_block_local_hops = (variant / 8) % 2 == 1;
   if ((variant / 16) % 3 == 1) c.deep_frontier = 1 << 30;
   if ((variant / 16) % 3 == 2) c.deep_frontier = 0;
   if (variant % 5 == 0) c.deep_local_hops = 1 + static_cast<int>(variant % 7);
