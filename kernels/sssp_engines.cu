@@ -42,6 +42,7 @@
 #include "../src/core/predecessors.hpp"
 #include "cuda_common.cuh"
 #include "gpu_engines.hpp"
+#include "multi_device_engine.cuh"
 #include "predecessors_gpu.cuh"
 #include "sssp_tuning.hpp"
 
@@ -672,10 +673,11 @@ struct Lane {
 
 class DijkstraFamilyEngine final : public ShortestPathEngine {
  public:
-  DijkstraFamilyEngine(const Graph& graph, const EngineOptions& options, const EngineConfig& config)
-      : ShortestPathEngine(graph, options), config_(config) {
-    use_device(0);
-    report_.device_name = device_label_of(0);
+  DijkstraFamilyEngine(const Graph& graph, const EngineOptions& options, const EngineConfig& config,
+                       int device = 0)
+      : ShortestPathEngine(graph, options), config_(config), device_(device) {
+    use_device(device_);
+    report_.device_name = device_label_of(device_);
     block_size_ =
         whole_warps(options.block_size > 0 ? options.block_size : config.default_block_size);
     if (options.block_size > 0 && block_size_ != options.block_size)
@@ -704,7 +706,8 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
     build_batch_graphs();
   }
 
-  ~DijkstraFamilyEngine() override = default;
+  // Streams and buffers are freed with their own device current.
+  ~DijkstraFamilyEngine() override { cudaSetDevice(device_); }
 
   const char* name() const override { return config_.name; }
   Device device() const override { return Device::kGpu; }
@@ -721,8 +724,8 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
                                                              std::to_string(request.sources[i]) +
                                                              " is not a vertex of the graph");
     const bool predecessors = request.predecessor_arcs != nullptr;
+    use_device(device_);
     if (predecessors) prepare_predecessors();
-    use_device(0);
     Stopwatch wall;
     const double transfer_before = report_.transfer_ms;
     try {
@@ -751,7 +754,7 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
   bool fits(const MemoryPlan& plan) const {
     if (plan.total() > options_.budget.limit_bytes()) return false;
     try {
-      require_device_memory(0, plan.device, "work arrays", MemoryBudget());
+      require_device_memory(device_, plan.device, "work arrays", MemoryBudget());
     } catch (const RoutingError&) {
       return false;
     }
@@ -780,7 +783,7 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
                        format_bytes(square_bytes(g.vertex_count())) + ", graph and work arrays)"
                  : " (graph and work arrays)");
     options_.budget.require(plan.total(), what);
-    require_device_memory(0, plan.device, what, MemoryBudget());
+    require_device_memory(device_, plan.device, what, MemoryBudget());
   }
 
   void upload_graph(cudaStream_t stream) {
@@ -1059,6 +1062,7 @@ class DijkstraFamilyEngine final : public ShortestPathEngine {
   }
 
   EngineConfig config_;
+  int device_ = 0;
   int block_size_ = kDefaultBlockSize;
   bool matrix_ = false;
   bool use_graphs_ = false;
@@ -1092,10 +1096,23 @@ constexpr EngineConfig kHarishConfig{"harish", Method::kBellmanFord, Storage::kL
 constexpr EngineConfig kConcurrentConfig{"concurrent", Method::kCrauser, Storage::kLists, true,
                                          kCrauserBlockSize};
 
+// `engines` > 1: several engines share each many-source solve (make_multi_device_engine).
+std::unique_ptr<ShortestPathEngine> create_family_engine(const Graph& graph,
+                                                         const EngineOptions& options,
+                                                         const EngineConfig& config, int engines) {
+  return make_multi_device_engine(
+      graph, options, engines, [&graph, &config](int device, const EngineOptions& share) {
+        return std::make_unique<DijkstraFamilyEngine>(graph, share, config, device);
+      });
+}
+
+// The many-source engines (harish, concurrent) use every visible GPU; the single-source ones
+// device 0.
 template <const EngineConfig& config>
 std::unique_ptr<ShortestPathEngine> create_engine(const Graph& graph,
                                                   const EngineOptions& options) {
-  return std::make_unique<DijkstraFamilyEngine>(graph, options, config);
+  const bool many_source = &config == &kHarishConfig || &config == &kConcurrentConfig;
+  return create_family_engine(graph, options, config, many_source ? device_count() : 1);
 }
 
 template <const EngineConfig& config>
@@ -1142,6 +1159,17 @@ const std::vector<EngineInfo>& dijkstra_family_engines() {
   return table;
 }
 
+std::unique_ptr<ShortestPathEngine> make_dijkstra_family_engine(const Graph& graph,
+                                                                const EngineOptions& options,
+                                                                const std::string& name,
+                                                                int engines) {
+  for (const EngineConfig* config :
+       {&kFrontierConfig, &kFrontierPredConfig, &kFrontierMatrixConfig, &kFrontierPredMatrixConfig,
+        &kCrauserConfig, &kBellmanFordConfig, &kHarishConfig, &kConcurrentConfig})
+    if (name == config->name) return create_family_engine(graph, options, *config, engines);
+  throw RoutingError(ErrorKind::kInvalidParameter, "no Dijkstra-family engine named " + name);
+}
+
 void set_relax_kernel_timing(bool on) {
   g_time_relax.store(on);
 }
@@ -1155,12 +1183,12 @@ void set_rounds_per_graph_iteration(int rounds) {
 }
 
 double relax_kernel_ms(const ShortestPathEngine& engine) {
-  const auto* family = dynamic_cast<const DijkstraFamilyEngine*>(&engine);
+  const auto* family = dynamic_cast<const DijkstraFamilyEngine*>(&first_device_engine(engine));
   return family == nullptr ? -1.0 : family->relax_ms();
 }
 
 int relax_block_size(const ShortestPathEngine& engine) {
-  const auto* family = dynamic_cast<const DijkstraFamilyEngine*>(&engine);
+  const auto* family = dynamic_cast<const DijkstraFamilyEngine*>(&first_device_engine(engine));
   return family == nullptr ? -1 : family->relax_block();
 }
 

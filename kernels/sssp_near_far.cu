@@ -19,6 +19,7 @@
 #include "../src/core/parallel.hpp"
 #include "../src/core/predecessors.hpp"
 #include "gpu_engines.hpp"
+#include "multi_device_engine.cuh"
 #include "near_far.cuh"
 #include "near_far_kernels.cuh"
 #include "predecessors_gpu.cuh"
@@ -733,118 +734,6 @@ class NearFarEngine final : public ShortestPathEngine {
   NearFarStats stats_;
 };
 
-// near_far on several GPUs: one engine per device, each with its own copy of the graph. A
-// many-source solve (cost matrices, all pairs) gives each device a contiguous share of the
-// sources, run side by side from host threads; one source runs on device 0 alone, since a single
-// search is bound by its dependent rounds, not by the work a second GPU could take.
-class MultiDeviceNearFar final : public ShortestPathEngine {
- public:
-  MultiDeviceNearFar(const Graph& graph, const EngineOptions& options, const NearFarConfig& config,
-                     int engines, int devices)
-      : ShortestPathEngine(graph, options),
-        config_(config),
-        engine_count_(engines),
-        device_count_(devices) {
-    // gpu_routing.max_memory bounds the whole call: each device's engine gets its share.
-    share_options_ = options;
-    share_options_.budget =
-        MemoryBudget(options.budget.limit_bytes() / static_cast<std::size_t>(engines));
-    // Device 0's engine now; the others at the first many-source solve, so that one-source calls
-    // never create CUDA contexts on the other GPUs.
-    engines_.push_back(std::make_unique<NearFarEngine>(graph, share_options_, config, 0));
-    report_.device_name = engines_.front()->report().device_name;
-    if (engines > 1)
-      report_.device_name += " and " + std::to_string(std::min(engines, devices) - 1) +
-                             " more GPU(s) for many sources";
-  }
-  ~MultiDeviceNearFar() override {
-    // Each engine frees its buffers with its own device current; device 0 is current afterwards.
-    engines_.clear();
-    cudaSetDevice(0);
-  }
-
-  const char* name() const override { return "near_far"; }
-  Device device() const override { return Device::kGpu; }
-  int preferred_batch_size() const override {
-    return engines_.front()->preferred_batch_size() * engine_count_;
-  }
-  bool supports_compact_targets() const override { return true; }
-  const NearFarEngine& first() const { return *engines_.front(); }
-
-  void solve(const SolveRequest& request) override {
-    const int engines =
-        request.source_count <= 1 ? 1 : std::min(engine_count_, request.source_count);
-    while (static_cast<int>(engines_.size()) < engines) {
-      const int e = static_cast<int>(engines_.size());
-      engines_.push_back(
-          std::make_unique<NearFarEngine>(graph_, share_options_, config_, e % device_count_));
-    }
-    const std::size_t row = request.compact_targets
-                                ? static_cast<std::size_t>(request.target_count)
-                                : static_cast<std::size_t>(graph_.vertex_count());
-    const std::size_t vertices = static_cast<std::size_t>(graph_.vertex_count());
-    std::vector<SolveRequest> shares(static_cast<std::size_t>(engines), request);
-    int first = 0;
-    for (int e = 0; e < engines; ++e) {
-      // Equal shares: the devices are alike, and each share is large enough to even out.
-      const int count = request.source_count / engines + (e < request.source_count % engines);
-      SolveRequest& share = shares[static_cast<std::size_t>(e)];
-      share.sources = request.sources + first;
-      share.source_count = count;
-      share.distances = request.distances + static_cast<std::size_t>(first) * row;
-      if (request.predecessor_arcs != nullptr)
-        share.predecessor_arcs =
-            request.predecessor_arcs + static_cast<std::size_t>(first) * vertices;
-      first += count;
-    }
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(engines));
-    auto run = [&](int e) {
-      try {
-        engines_[static_cast<std::size_t>(e)]->solve(shares[static_cast<std::size_t>(e)]);
-      } catch (...) {
-        failures[static_cast<std::size_t>(e)] = std::current_exception();
-      }
-    };
-    if (engines == 1) {
-      run(0);
-    } else {
-      std::vector<std::thread> threads;
-      {
-        SignalBlock block;  // worker threads never run PostgreSQL's signal handlers
-        for (int e = 1; e < engines; ++e) threads.emplace_back(run, e);
-      }
-      run(0);
-      for (auto& t : threads) t.join();
-    }
-    use_device(0);
-    merge_reports();
-    // A cancel reaches every share; report it (or the first other failure) once.
-    for (const auto& failure : failures)
-      if (failure) std::rethrow_exception(failure);
-  }
-
- private:
-  void merge_reports() {
-    EngineReport merged;
-    merged.device_name = report_.device_name;
-    for (const auto& e : engines_) {
-      merged.transfer_ms += e->report().transfer_ms;
-      merged.compute_ms = std::max(merged.compute_ms, e->report().compute_ms);
-      merged.rounds += e->report().rounds;
-    }
-    merged.notes = engines_.front()->report().notes;
-    if (engines_.size() > 1)
-      merged.notes += "; many sources split over " + std::to_string(engines_.size()) + " engines";
-    report_ = merged;
-  }
-
-  NearFarConfig config_;
-  EngineOptions share_options_;
-  int engine_count_;
-  int device_count_;
-  std::vector<std::unique_ptr<NearFarEngine>> engines_;
-};
-
 std::size_t near_far_bytes(const Graph& graph, int batch) {
   const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
   const std::size_t chunks = count_chunks(graph.forward, 1024, 1024);
@@ -876,17 +765,16 @@ double near_far_auto_delta(const Graph& graph) {
 std::unique_ptr<ShortestPathEngine> make_near_far_engine(const Graph& graph,
                                                          const EngineOptions& options,
                                                          const NearFarConfig& config) {
-  const int devices = std::max(1, device_count());
-  const int engines = config.devices > 0 ? config.devices : devices;
-  if (engines <= 1) return std::make_unique<NearFarEngine>(graph, options, config);
-  return std::make_unique<MultiDeviceNearFar>(graph, options, config, engines, devices);
+  const int engines = config.devices > 0 ? config.devices : std::max(1, device_count());
+  return make_multi_device_engine(
+      graph, options, engines, [&graph, config](int device, const EngineOptions& share) {
+        return std::make_unique<NearFarEngine>(graph, share, config, device);
+      });
 }
 
 NearFarStats near_far_stats(const ShortestPathEngine& engine) {
-  if (const auto* single = dynamic_cast<const NearFarEngine*>(&engine)) return single->stats();
-  if (const auto* multi = dynamic_cast<const MultiDeviceNearFar*>(&engine))
-    return multi->first().stats();
-  return NearFarStats{};
+  const auto* near_far = dynamic_cast<const NearFarEngine*>(&first_device_engine(engine));
+  return near_far != nullptr ? near_far->stats() : NearFarStats{};
 }
 
 const std::vector<EngineInfo>& near_far_engines() {

@@ -2,6 +2,9 @@
 // bench/sssp_bench: seed 003 tunes the block size on the relax kernel's time alone.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include "../src/core/engine.hpp"
 
 namespace gpu_routing::gpu {
@@ -28,5 +31,13 @@ double relax_kernel_ms(const ShortestPathEngine& engine);
 // The relax kernels' block size the engine uses (options.block_size or its tuned default); -1
 // when `engine` is not of this family.
 int relax_block_size(const ShortestPathEngine& engine);
+
+// The Dijkstra-family engine `name` with `engines` engines sharing each many-source solve (one per
+// GPU, round robin over the visible ones: more engines than GPUs run the split on one GPU). The
+// engine table uses every visible GPU for harish and concurrent and one for the others. For tests.
+std::unique_ptr<ShortestPathEngine> make_dijkstra_family_engine(const Graph& graph,
+                                                                const EngineOptions& options,
+                                                                const std::string& name,
+                                                                int engines);
 
 }  // namespace gpu_routing::gpu

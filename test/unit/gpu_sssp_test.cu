@@ -60,7 +60,8 @@ std::vector<const EngineInfo*> engines_under_test() {
   for (const auto& info : gpu_engine_table()) {
     if (!info.single_source && !is_many_source_under_test(info)) continue;
     if (only != nullptr && *only != '\0' &&
-        ("," + std::string(only) + ",").find("," + std::string(info.name) + ",") == std::string::npos)
+        ("," + std::string(only) + ",").find("," + std::string(info.name) + ",") ==
+            std::string::npos)
       continue;
     engines.push_back(&info);
   }
@@ -309,6 +310,36 @@ TEST(GpuSssp, BlockSizesAndStreams) {
 
 // Seed 001 s. 4.3: n-2 frontier vertices race to lower dist[n-1]; a lost update shows as a
 // result that changes between runs.
+// harish and concurrent share many-source solves over every visible GPU; several engines on one
+// GPU run the same split. Rows and predecessors must be those of the reference.
+TEST(GpuSssp, ManySourceEnginesSplitOverSeveralEngines) {
+  SKIP_WITHOUT_GPU();
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 50 + static_cast<int>(seed) * 37;
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = seed % 2 == 0;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    Graph g = make_graph(testing::random_edges(spec, seed + 300), seed % 2 == 1);
+    std::vector<VertexIndex> sources;
+    for (int i = 0; i < 7; ++i)
+      sources.push_back(static_cast<VertexIndex>((seed * 31 + static_cast<unsigned>(i) * 17) %
+                                                 static_cast<unsigned>(g.vertex_count())));
+    for (const char* name : {"harish", "concurrent"}) {
+      const EngineInfo* info = find_engine(name, Device::kGpu);
+      ASSERT_NE(info, nullptr);
+      for (int engines : {2, 3}) {
+        auto engine = gpu::make_dijkstra_family_engine(g, {}, name, engines);
+        EXPECT_STREQ(engine->name(), name);
+        ASSERT_TRUE(matches_reference(*info, g, sources, {}, engine.get()))
+            << testing::describe(spec, seed + 300) << " engines " << engines;
+        // One source goes to device 0's engine alone.
+        ASSERT_TRUE(matches_reference(*info, g, {sources[0]}, {}, engine.get()));
+      }
+    }
+  }
+}
+
 TEST(GpuSssp, CounterexampleGraphGivesTheSameAnswer100Times) {
   SKIP_WITHOUT_GPU();
   EdgeTable t = testing::counterexample_edges(1024);
