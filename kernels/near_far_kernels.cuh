@@ -579,6 +579,32 @@ __device__ __forceinline__ PushTargets push_targets(const Workspace& w, Control*
   return t;
 }
 
+// Relaxes task `task` of a relax phase: 32 near queue entries (one a lane) or one chunk of a huge
+// vertex. Every lane of the warp calls it.
+__device__ __forceinline__ void relax_task(const Relaxer& r, const Decision& d,
+                                           const VertexIndex* entries, const int2* chunk_entries,
+                                           unsigned light_tasks, unsigned task) {
+  if (task < light_tasks) {
+    const unsigned index = task * 32 + lane_id();
+    const bool has = index < d.light;
+    VertexIndex u = 0;
+    double du = 0;
+    if (has) {
+      u = __ldcg(entries + index);
+      du = __ldcg(r.w.dist + u);
+    }
+    relax_vertices(r, has, u, du);
+    return;
+  }
+  const int2 chunk = __ldcg(chunk_entries + (task - light_tasks));
+  const unsigned row_begin = static_cast<unsigned>(__ldg(r.g.row_offsets + chunk.x));
+  const unsigned row_end = static_cast<unsigned>(__ldg(r.g.row_offsets + chunk.x + 1));
+  const unsigned begin =
+      row_begin + static_cast<unsigned>(chunk.y) * static_cast<unsigned>(r.g.chunk_arcs);
+  const unsigned end = min(begin + static_cast<unsigned>(r.g.chunk_arcs), row_end);
+  relax_range_warp(r, begin, end, __ldcg(r.w.dist + chunk.x));
+}
+
 // Relaxes the near queue of round s.round. Every thread of the scope calls it.
 template <class Scope>
 __device__ void relax_phase(const Scope& scope, const GraphView& g, const Workspace& w, Control* c,
@@ -610,58 +636,17 @@ __device__ void relax_phase(const Scope& scope, const GraphView& g, const Worksp
                     q.vertex, q.reach, unused, hop_counts, capacity};
     for (unsigned base = 0; base < tasks; base += scope.warps()) {
       const unsigned task = base + scope.spread_warp();
-      if (task < light_tasks) {
-        const unsigned index = task * 32 + lane_id();
-        const bool has = index < d.light;
-        VertexIndex u = 0;
-        double du = 0;
-        if (has) {
-          u = __ldcg(entries + index);
-          du = __ldcg(w.dist + u);
-        }
-        relax_vertices(r, has, u, du);
-      } else if (task < tasks) {
-        const int2 chunk = __ldcg(chunk_entries + (task - light_tasks));
-        const unsigned row_begin = static_cast<unsigned>(__ldg(g.row_offsets + chunk.x));
-        const unsigned row_end = static_cast<unsigned>(__ldg(g.row_offsets + chunk.x + 1));
-        const unsigned begin =
-            row_begin + static_cast<unsigned>(chunk.y) * static_cast<unsigned>(g.chunk_arcs);
-        const unsigned end = min(begin + static_cast<unsigned>(g.chunk_arcs), row_end);
-        relax_range_warp(r, begin, end, __ldcg(w.dist + chunk.x));
-      }
+      if (task < tasks) relax_task(r, d, entries, chunk_entries, light_tasks, task);
       run_block_hops(g, w, t, hp, s.threshold, far_min, q, capacity, hop_counts);
     }
-    if (scope.rank() == 0) {
-      c->near_count[(s.round + 2) % 3] = 0;
-      c->chunk_count[(s.round + 2) % 3] = 0;
+  } else {
+    const LocalQueue q = local ? warp_local_queue() : LocalQueue{nullptr, nullptr};
+    unsigned local_count = 0;
+    const Relaxer r{g, w, t, hp, s.threshold, far_min, q.vertex, q.reach, local_count};
+    for (unsigned task = scope.warp(); task < tasks; task += scope.warps()) {
+      relax_task(r, d, entries, chunk_entries, light_tasks, task);
+      if (local) run_local_hops(g, w, t, hp, s.threshold, far_min, q, local_count);
     }
-    flush_far_min(far_min, &c->far_min[s.epoch % 3]);
-    return;
-  }
-  const LocalQueue q = local ? warp_local_queue() : LocalQueue{nullptr, nullptr};
-  unsigned local_count = 0;
-  const Relaxer r{g, w, t, hp, s.threshold, far_min, q.vertex, q.reach, local_count};
-  for (unsigned task = scope.warp(); task < tasks; task += scope.warps()) {
-    if (task < light_tasks) {
-      const unsigned index = task * 32 + lane_id();
-      const bool has = index < d.light;
-      VertexIndex u = 0;
-      double du = 0;
-      if (has) {
-        u = __ldcg(entries + index);
-        du = __ldcg(w.dist + u);
-      }
-      relax_vertices(r, has, u, du);
-    } else {
-      const int2 chunk = __ldcg(chunk_entries + (task - light_tasks));
-      const unsigned row_begin = static_cast<unsigned>(__ldg(g.row_offsets + chunk.x));
-      const unsigned row_end = static_cast<unsigned>(__ldg(g.row_offsets + chunk.x + 1));
-      const unsigned begin =
-          row_begin + static_cast<unsigned>(chunk.y) * static_cast<unsigned>(g.chunk_arcs);
-      const unsigned end = min(begin + static_cast<unsigned>(g.chunk_arcs), row_end);
-      relax_range_warp(r, begin, end, __ldcg(w.dist + chunk.x));
-    }
-    if (local) run_local_hops(g, w, t, hp, s.threshold, far_min, q, local_count);
   }
   if (scope.rank() == 0) {
     c->near_count[(s.round + 2) % 3] = 0;

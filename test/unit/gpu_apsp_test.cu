@@ -318,16 +318,24 @@ bool always_cancel() {
   return true;
 }
 
-TEST(GpuApsp, CancelStopsEveryEngine) {
-  SKIP_WITHOUT_GPU();
-  // A long ring: thousands of dependent rounds for multi_source, thousands of k for the naive
-  // Floyd-Warshall, many block rows for the blocked engines.
+// A long ring: thousands of dependent rounds for multi_source, thousands of k for the naive
+// Floyd-Warshall, many block rows (24) for the blocked engines; and 64 of its vertices as sources.
+Graph cancel_ring() {
   EdgeTable ring;
   const int n = 3000;
   for (int v = 0; v < n; ++v) ring.add(v, (v + 1) % n, 1 + v % 7);
-  Graph g = build_graph(ring.view(), true);
+  return build_graph(ring.view(), true);
+}
+std::vector<VertexIndex> cancel_ring_sources() {
   std::vector<VertexIndex> sources;
   for (int i = 0; i < 64; ++i) sources.push_back(i * 40);
+  return sources;
+}
+
+TEST(GpuApsp, CancelStopsEveryEngine) {
+  SKIP_WITHOUT_GPU();
+  Graph g = cancel_ring();
+  std::vector<VertexIndex> sources = cancel_ring_sources();
   for (const char* name : {"multi_source", "blocked_fw", "floyd_warshall", "rkleene"}) {
     for (bool immediately : {true, false}) {
       g_polls_before_cancel = 2;
@@ -520,12 +528,8 @@ TEST(GpuApspDenseBands, BudgetCountsTheMatrixOnce) {
 TEST(GpuApspDenseBands, CancelStopsTheBands) {
   SKIP_WITHOUT_GPU();
   // The ring of CancelStopsEveryEngine: 24 block rows, 3 bands.
-  EdgeTable ring;
-  const int n = 3000;
-  for (int v = 0; v < n; ++v) ring.add(v, (v + 1) % n, 1 + v % 7);
-  Graph g = build_graph(ring.view(), true);
-  std::vector<VertexIndex> sources;
-  for (int i = 0; i < 64; ++i) sources.push_back(i * 40);
+  Graph g = cancel_ring();
+  std::vector<VertexIndex> sources = cancel_ring_sources();
   for (bool immediately : {true, false}) {
     g_polls_before_cancel = 2;
     EngineOptions options;
