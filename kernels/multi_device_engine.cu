@@ -34,11 +34,7 @@ class MultiDeviceEngine final : public ShortestPathEngine {
     device_name_ = report_.device_name;
   }
   ~MultiDeviceEngine() override {
-    // Each engine frees its buffers with its own device current; device 0 is current afterwards.
-    for (std::size_t e = engines_.size(); e-- > 0;) {
-      cudaSetDevice(static_cast<int>(e) % device_count_);
-      engines_[e].reset();
-    }
+    engines_.clear();  // each engine frees its buffers with its own device current
     cudaSetDevice(0);
   }
 
@@ -82,7 +78,6 @@ class MultiDeviceEngine final : public ShortestPathEngine {
     std::vector<std::exception_ptr> failures(static_cast<std::size_t>(engines));
     auto run = [&](int e) {
       try {
-        use_device(e % device_count_);
         engines_[static_cast<std::size_t>(e)]->solve(shares[static_cast<std::size_t>(e)]);
       } catch (...) {
         failures[static_cast<std::size_t>(e)] = std::current_exception();
@@ -99,7 +94,6 @@ class MultiDeviceEngine final : public ShortestPathEngine {
       run(0);
       for (auto& t : threads) t.join();
     }
-    use_device(0);
     merge_reports();
     // A cancel reaches every share; report it (or the first other failure) once.
     for (const auto& failure : failures)

@@ -13,8 +13,8 @@
 
 namespace gpu_routing::gpu {
 
-// Creates the engine of one device. Called with that device current; the engine must use it for
-// all its work (its solve() may be called from another thread).
+// Creates the engine of one device. Called with that device current; the engine must make it
+// current itself in solve() (called from another thread) and in its destructor.
 using DeviceEngineFactory =
     std::function<std::unique_ptr<ShortestPathEngine>(int device, const EngineOptions& options)>;
 

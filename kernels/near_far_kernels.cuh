@@ -441,6 +441,20 @@ __device__ __forceinline__ void relax_vertices(const Relaxer& r, bool has, Verte
   }
 }
 
+// Queues vertices a local queue kept but no hop relaxed, entries [first, count) in steps of
+// `stride` (whole warps), for the round's queue through the marks. Every lane calls it.
+__device__ __forceinline__ void push_kept(const GraphView& g, const Workspace& w,
+                                          const PushTargets& t, const VertexIndex* vertices,
+                                          unsigned count, unsigned first, unsigned stride) {
+  for (; first < count; first += stride) {
+    const unsigned i = first + lane_id();
+    VertexIndex v[1] = {i < count ? vertices[i] : 0};
+    bool to_near[1] = {i < count};
+    bool to_far[1] = {false};
+    push_flagged<1>(g, w, t, to_near, to_far, v);
+  }
+}
+
 // The warp relaxes the vertices its last relaxations put in local buffer 0, then those these put
 // in buffer 1, and so on for p.local_hops hops; what is left goes to the round's queue.
 __device__ void run_local_hops(const GraphView& g, const Workspace& w, const PushTargets& t,
@@ -472,14 +486,7 @@ __device__ void run_local_hops(const GraphView& g, const Workspace& w, const Pus
   }
   __syncwarp();
   if (count > 0) {
-    const VertexIndex* vertices = q.vertex + current * kLocalCapacity;
-    for (unsigned first = 0; first < count; first += 32) {
-      const unsigned i = first + lane_id();
-      VertexIndex v[1] = {i < count ? vertices[i] : 0};
-      bool to_near[1] = {i < count};
-      bool to_far[1] = {false};
-      push_flagged<1>(g, w, t, to_near, to_far, v);
-    }
+    push_kept(g, w, t, q.vertex + current * kLocalCapacity, count, 0, 32);
     count = 0;
   }
   __syncwarp();
@@ -538,14 +545,7 @@ __device__ void run_block_hops(const GraphView& g, const Workspace& w, const Pus
   }
   // What the last hop kept goes to the round's queue through the marks.
   const unsigned left = min(*reinterpret_cast<volatile unsigned*>(&counts[hop % 3]), capacity);
-  const VertexIndex* vertices = q.vertex + (hop & 1) * capacity;
-  for (unsigned first = warp * 32; first < left; first += blockDim.x) {
-    const unsigned i = first + lane_id();
-    VertexIndex v[1] = {i < left ? vertices[i] : 0};
-    bool to_near[1] = {i < left};
-    bool to_far[1] = {false};
-    push_flagged<1>(g, w, t, to_near, to_far, v);
-  }
+  push_kept(g, w, t, q.vertex + (hop & 1) * capacity, left, warp * 32, blockDim.x);
   __syncthreads();
   if (threadIdx.x == 0) counts[0] = counts[1] = counts[2] = 0;
   __syncthreads();

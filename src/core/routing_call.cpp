@@ -215,13 +215,18 @@ void RoutingCall::solve_batch(std::size_t first, int count) {
   engine_->solve(request);
 }
 
-bool RoutingCall::next_batch(ResultBatch& batch) {
-  batch.clear();
+bool RoutingCall::batch_in_flight() {
   if (engine_ == nullptr) return false;
   if (!pending_.valid()) {
     if (next_source_ >= source_indices_.size()) return false;
     launch_next_batch();
   }
+  return true;
+}
+
+bool RoutingCall::next_batch(ResultBatch& batch) {
+  batch.clear();
+  if (!batch_in_flight()) return false;
   pending_.get();  // rethrows what the batch threw (Cancelled, RoutingError, ...)
   std::swap(staging_, batch);
   if (next_source_ < source_indices_.size()) launch_next_batch();
@@ -229,11 +234,7 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
 }
 
 bool RoutingCall::batch_ready(int wait_ms) {
-  if (engine_ == nullptr) return true;
-  if (!pending_.valid()) {
-    if (next_source_ >= source_indices_.size()) return true;
-    launch_next_batch();
-  }
+  if (!batch_in_flight()) return true;
   return pending_.wait_for(std::chrono::milliseconds(wait_ms)) == std::future_status::ready;
 }
 

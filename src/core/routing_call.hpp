@@ -92,6 +92,8 @@ class RoutingCall {
   const CallSummary& summary() const { return summary_; }
 
  private:
+  // Starts the next batch unless one is in flight; false when there is none left to compute.
+  bool batch_in_flight();
   void launch_next_batch();
   void compute_batch(std::size_t first, int count, ResultBatch& batch);
   void solve_batch(std::size_t first, int count);

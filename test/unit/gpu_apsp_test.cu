@@ -220,17 +220,24 @@ TEST(GpuApspDense, AutomaticModeChoice) {
   EXPECT_THROW(gpu::apsp::resolve_dense_mode(real, DenseMode::kInt16x2), RoutingError);
 }
 
+// A random graph whose distances fit every dense mode (int16x2 included): `degree` arcs a vertex,
+// zero weights and a second component (unreachable pairs) in every other seed.
+RandomGraphSpec int16_graph_spec(int size, int degree, unsigned seed) {
+  RandomGraphSpec spec;
+  spec.vertices = size;
+  spec.edges = size * degree;
+  spec.max_weight = 32766 / size;
+  spec.zero_weights = seed % 2 == 0;
+  spec.components = 1 + static_cast<int>(seed % 2);
+  return spec;
+}
+
 TEST(GpuApspDense, EveryModeAndKernelVariantIsExact) {
   SKIP_WITHOUT_GPU();
   unsigned seed = 900;
   for (int size : {100, 257, 300, 385}) {
     ++seed;
-    RandomGraphSpec spec;
-    spec.vertices = size;
-    spec.edges = size * 5;
-    spec.max_weight = 32766 / size;  // the int16x2 mode applies
-    spec.zero_weights = seed % 2 == 0;
-    spec.components = 1 + static_cast<int>(seed % 2);
+    const RandomGraphSpec spec = int16_graph_spec(size, 5, seed);
     Graph g = build_graph(testing::random_edges(spec, seed).view(), seed % 3 != 0);
     auto sources = pick_sources(g.vertex_count(), 50, seed);
     for (DenseMode mode : {DenseMode::kInt16x2, DenseMode::kInt32, DenseMode::kFloat64}) {
@@ -386,12 +393,7 @@ TEST(GpuApspDenseBands, MatchReferenceInEveryMode) {
   unsigned seed = 1300;
   for (int size : {130, 256, 300, 517, 1000}) {
     ++seed;
-    RandomGraphSpec spec;
-    spec.vertices = size;
-    spec.edges = size * 4;
-    spec.max_weight = 32766 / size;  // the int16x2 mode applies
-    spec.zero_weights = seed % 2 == 0;
-    spec.components = 1 + static_cast<int>(seed % 2);  // unreachable pairs in every other graph
+    const RandomGraphSpec spec = int16_graph_spec(size, 4, seed);
     Graph g = graph_with_every_vertex(spec, seed, seed % 3 != 0);
     auto sources = band_edge_sources(g.vertex_count(), seed);
     for (DenseMode mode : {DenseMode::kInt16x2, DenseMode::kInt32, DenseMode::kFloat64}) {
