@@ -378,6 +378,11 @@ std::string number(double value) {
   return gpu_routing::text::format_double(value);
 }
 
+// "1 source", "2 sources": a count and its noun, singular or plural.
+std::string counted(long long count, const char* singular, const char* plural) {
+  return std::to_string(count) + ' ' + (count == 1 ? singular : plural);
+}
+
 // JSON has no Infinity: unreachable costs are null.
 std::string json_number(double value) {
   return std::isfinite(value) ? number(value) : "null";
@@ -507,7 +512,8 @@ int run_path(gpu_routing::Router& router, const Options& options) {
     }
     if (options.format == "table") {
       print_table(out, header, rows);
-      out << "(" << path->steps.size() - 1 << " edges, cost " << number(path->cost) << ")\n";
+      out << "(" << counted(static_cast<long long>(path->steps.size()) - 1, "edge", "edges")
+          << ", cost " << number(path->cost) << ")\n";
     } else {
       out << csv_line(header);
       for (const auto& row : rows) out << csv_line(row);
@@ -667,12 +673,14 @@ int run_matrix(gpu_routing::Router& router, const Options& options) {
 void print_last_run(gpu_routing::Router& router) {
   const auto run = router.last_run();
   if (!run) return;
-  std::fprintf(stderr,
-               "gpu-route: %s on %s (%s): %lld vertices, %lld edges, %lld sources; load %.1f ms, "
-               "compute %.1f ms, total %.1f ms\n",
-               run->function.c_str(), run->device.c_str(), run->algorithm.c_str(),
-               static_cast<long long>(run->vertices), static_cast<long long>(run->edges),
-               static_cast<long long>(run->sources), run->load_ms, run->compute_ms, run->total_ms);
+  std::fprintf(
+      stderr,
+      "gpu-route: %s on %s (%s): %s, %s, %s; load %.1f ms, compute %.1f ms, total %.1f ms\n",
+      run->function.c_str(), run->device.c_str(), run->algorithm.c_str(),
+      counted(run->vertices, "vertex", "vertices").c_str(),
+      counted(run->edges, "edge", "edges").c_str(),
+      counted(run->sources, "source", "sources").c_str(), run->load_ms, run->compute_ms,
+      run->total_ms);
 }
 
 int fail(int code, const std::string& message) {
