@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 namespace gpu_routing {
@@ -168,7 +169,7 @@ Graph build_graph(const EdgeArrays& edges, bool directed, const CancelToken& can
   CsrGraph& csr = graph.forward;
   const VertexIndex vertex_count = graph.vertices.size();
   csr.vertex_count = vertex_count;
-  csr.row_offsets.assign(static_cast<std::size_t>(vertex_count) + 1, 0);
+  std::vector<ArcIndex> row_offsets(static_cast<std::size_t>(vertex_count) + 1, 0);
 
   // Calls emit(tail, head, weight, edge_id) for every arc of row r, in a fixed order.
   auto for_each_arc = [&](std::size_t r, auto&& emit) {
@@ -191,28 +192,32 @@ Graph build_graph(const EdgeArrays& edges, bool directed, const CancelToken& can
   // Counting sort by tail: count, prefix sum, place.
   for (std::size_t r = 0; r < rows.size(); ++r)
     for_each_arc(r, [&](VertexIndex tail, VertexIndex, double, std::int64_t) {
-      ++csr.row_offsets[static_cast<std::size_t>(tail) + 1];
+      ++row_offsets[static_cast<std::size_t>(tail) + 1];
     });
   for (std::size_t v = 0; v < static_cast<std::size_t>(vertex_count); ++v)
-    csr.row_offsets[v + 1] += csr.row_offsets[v];
-  csr.heads.resize(arc_total);
-  csr.weights.resize(arc_total);
-  csr.edge_ids.resize(arc_total);
-  std::vector<ArcIndex> next_slot(csr.row_offsets.begin(), csr.row_offsets.end() - 1);
+    row_offsets[v + 1] += row_offsets[v];
+  std::vector<VertexIndex> heads(arc_total);
+  std::vector<double> weights(arc_total);
+  std::vector<std::int64_t> edge_ids(arc_total);
+  std::vector<ArcIndex> next_slot(row_offsets.begin(), row_offsets.end() - 1);
   bool integer_weights = true;
   double max_weight = 0.0;
   double min_weight = arc_total > 0 ? kInfinity : 0.0;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     for_each_arc(r, [&](VertexIndex tail, VertexIndex head, double weight, std::int64_t id) {
       ArcIndex slot = next_slot[static_cast<std::size_t>(tail)]++;
-      csr.heads[static_cast<std::size_t>(slot)] = head;
-      csr.weights[static_cast<std::size_t>(slot)] = weight;
-      csr.edge_ids[static_cast<std::size_t>(slot)] = id;
+      heads[static_cast<std::size_t>(slot)] = head;
+      weights[static_cast<std::size_t>(slot)] = weight;
+      edge_ids[static_cast<std::size_t>(slot)] = id;
       if (weight != std::floor(weight)) integer_weights = false;
       max_weight = std::max(max_weight, weight);
       min_weight = std::min(min_weight, weight);
     });
   }
+  csr.row_offsets = std::move(row_offsets);
+  csr.heads = std::move(heads);
+  csr.weights = std::move(weights);
+  csr.edge_ids = std::move(edge_ids);
   graph.integer_weights = integer_weights;
   graph.max_weight = max_weight;
   graph.min_weight = min_weight;
@@ -231,26 +236,138 @@ CsrGraph reverse_graph(const CsrGraph& forward) {
   CsrGraph reversed;
   const VertexIndex vertex_count = forward.vertex_count;
   reversed.vertex_count = vertex_count;
-  reversed.row_offsets.assign(static_cast<std::size_t>(vertex_count) + 1, 0);
+  std::vector<ArcIndex> row_offsets(static_cast<std::size_t>(vertex_count) + 1, 0);
   const std::size_t arcs = forward.heads.size();
   for (std::size_t a = 0; a < arcs; ++a)
-    ++reversed.row_offsets[static_cast<std::size_t>(forward.heads[a]) + 1];
+    ++row_offsets[static_cast<std::size_t>(forward.heads[a]) + 1];
   for (std::size_t v = 0; v < static_cast<std::size_t>(vertex_count); ++v)
-    reversed.row_offsets[v + 1] += reversed.row_offsets[v];
-  reversed.heads.resize(arcs);
-  reversed.weights.resize(arcs);
-  reversed.edge_ids.resize(arcs);
-  std::vector<ArcIndex> next_slot(reversed.row_offsets.begin(), reversed.row_offsets.end() - 1);
+    row_offsets[v + 1] += row_offsets[v];
+  std::vector<VertexIndex> heads(arcs);
+  std::vector<double> weights(arcs);
+  std::vector<std::int64_t> edge_ids(arcs);
+  std::vector<ArcIndex> next_slot(row_offsets.begin(), row_offsets.end() - 1);
   for (VertexIndex tail = 0; tail < vertex_count; ++tail) {
     for (ArcIndex a = forward.begin(tail); a < forward.end(tail); ++a) {
       std::size_t arc = static_cast<std::size_t>(a);
       ArcIndex slot = next_slot[static_cast<std::size_t>(forward.heads[arc])]++;
-      reversed.heads[static_cast<std::size_t>(slot)] = tail;
-      reversed.weights[static_cast<std::size_t>(slot)] = forward.weights[arc];
-      reversed.edge_ids[static_cast<std::size_t>(slot)] = forward.edge_ids[arc];
+      heads[static_cast<std::size_t>(slot)] = tail;
+      weights[static_cast<std::size_t>(slot)] = forward.weights[arc];
+      edge_ids[static_cast<std::size_t>(slot)] = forward.edge_ids[arc];
     }
   }
+  reversed.row_offsets = std::move(row_offsets);
+  reversed.heads = std::move(heads);
+  reversed.weights = std::move(weights);
+  reversed.edge_ids = std::move(edge_ids);
   return reversed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flat images.
+
+namespace {
+
+constexpr std::uint64_t kImageMagic = 0x3170617267707267ULL;  // "grpgrap1"
+
+struct ImageHeader {
+  std::uint64_t magic;
+  std::uint64_t total_bytes;
+  std::int64_t vertex_count;
+  std::int64_t arc_count;
+  std::int64_t reverse_arc_count;  // arc_count, or 0 when the image holds no reversed CSR
+  std::uint32_t directed;
+  std::uint32_t integer_weights;
+  double max_weight;
+  double min_weight;
+};
+
+constexpr std::size_t align8(std::size_t bytes) {
+  return (bytes + 7) & ~std::size_t{7};
+}
+
+std::size_t csr_image_bytes(std::size_t vertices, std::size_t arcs) {
+  return align8((vertices + 1) * sizeof(ArcIndex)) + align8(arcs * sizeof(VertexIndex)) +
+         arcs * sizeof(double) + arcs * sizeof(std::int64_t);
+}
+
+template <typename T>
+char* put_array(char* at, const GraphArray<T>& array) {
+  if (!array.empty()) std::memcpy(at, array.data(), array.size() * sizeof(T));
+  return at + align8(array.size() * sizeof(T));
+}
+
+template <typename T>
+const char* take_array(const char* at, std::size_t count, GraphArray<T>& array) {
+  array = GraphArray<T>::view(reinterpret_cast<const T*>(at), count);
+  return at + align8(count * sizeof(T));
+}
+
+char* put_csr(char* at, const CsrGraph& csr) {
+  at = put_array(at, csr.row_offsets);
+  at = put_array(at, csr.heads);
+  at = put_array(at, csr.weights);
+  return put_array(at, csr.edge_ids);
+}
+
+const char* take_csr(const char* at, std::size_t vertices, std::size_t arcs, CsrGraph& csr) {
+  csr.vertex_count = static_cast<VertexIndex>(vertices);
+  at = take_array(at, vertices + 1, csr.row_offsets);
+  at = take_array(at, arcs, csr.heads);
+  at = take_array(at, arcs, csr.weights);
+  return take_array(at, arcs, csr.edge_ids);
+}
+
+}  // namespace
+
+std::size_t graph_image_bytes(const Graph& graph) {
+  const std::size_t vertices = static_cast<std::size_t>(graph.vertex_count());
+  const std::size_t arcs = static_cast<std::size_t>(graph.arc_count());
+  const std::size_t reverse_arcs = has_reverse(graph) ? arcs : 0;
+  return align8(sizeof(ImageHeader)) + vertices * sizeof(std::int64_t) +
+         csr_image_bytes(vertices, arcs) +
+         (has_reverse(graph) ? csr_image_bytes(vertices, reverse_arcs) : 0);
+}
+
+void write_graph_image(const Graph& graph, void* image) {
+  ImageHeader header{};
+  header.magic = kImageMagic;
+  header.total_bytes = graph_image_bytes(graph);
+  header.vertex_count = graph.vertex_count();
+  header.arc_count = graph.arc_count();
+  header.reverse_arc_count = has_reverse(graph) ? graph.arc_count() : 0;
+  header.directed = graph.directed ? 1 : 0;
+  header.integer_weights = graph.integer_weights ? 1 : 0;
+  header.max_weight = graph.max_weight;
+  header.min_weight = graph.min_weight;
+  char* at = static_cast<char*>(image);
+  std::memcpy(at, &header, sizeof header);
+  at += align8(sizeof header);
+  at = put_array(at, graph.vertices.ids());
+  at = put_csr(at, graph.forward);
+  if (has_reverse(graph)) put_csr(at, graph.reverse);
+}
+
+Graph view_graph_image(const void* image, std::size_t bytes) {
+  ImageHeader header;
+  if (bytes < sizeof header) throw RoutingError(ErrorKind::kInternal, "kept graph image too small");
+  std::memcpy(&header, image, sizeof header);
+  if (header.magic != kImageMagic || header.total_bytes > bytes)
+    throw RoutingError(ErrorKind::kInternal, "kept graph image is damaged");
+  Graph graph;
+  graph.directed = header.directed != 0;
+  graph.integer_weights = header.integer_weights != 0;
+  graph.max_weight = header.max_weight;
+  graph.min_weight = header.min_weight;
+  const std::size_t vertices = static_cast<std::size_t>(header.vertex_count);
+  const std::size_t arcs = static_cast<std::size_t>(header.arc_count);
+  const char* at = static_cast<const char*>(image) + align8(sizeof header);
+  GraphArray<std::int64_t> ids;
+  at = take_array(at, vertices, ids);
+  graph.vertices = IdMap(std::move(ids));
+  at = take_csr(at, vertices, arcs, graph.forward);
+  if (header.reverse_arc_count > 0)
+    take_csr(at, vertices, static_cast<std::size_t>(header.reverse_arc_count), graph.reverse);
+  return graph;
 }
 
 }  // namespace gpu_routing
