@@ -48,6 +48,14 @@ class MultiDeviceEngine final : public ShortestPathEngine {
   }
   const ShortestPathEngine& first() const { return *engines_.front(); }
 
+  void rebind(const EngineOptions& options) override {
+    ShortestPathEngine::rebind(options);
+    share_options_.cancel = options.cancel;
+    share_options_.budget =
+        MemoryBudget(options.budget.limit_bytes() / static_cast<std::size_t>(engine_count_));
+    for (auto& engine : engines_) engine->rebind(share_options_);
+  }
+
   void solve(const SolveRequest& request) override {
     const int engines =
         request.source_count <= 1 ? 1 : std::min(engine_count_, request.source_count);

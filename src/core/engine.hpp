@@ -77,6 +77,13 @@ class ShortestPathEngine {
   // options.cancel is raised, RoutingError on failure.
   virtual void solve(const SolveRequest& request) = 0;
 
+  // A kept engine (EngineCache) serves a later call: that call's cancel token and memory budget
+  // replace the ones it was created with. Engines that hold other engines pass them on.
+  virtual void rebind(const EngineOptions& options) {
+    options_.cancel = options.cancel;
+    options_.budget = options.budget;
+  }
+
   const EngineReport& report() const { return report_; }
   const Graph& graph() const { return graph_; }
   const EngineOptions& options() const { return options_; }
@@ -88,6 +95,37 @@ class ShortestPathEngine {
   const Graph& graph_;
   EngineOptions options_;
   EngineReport report_;
+};
+
+// Engines kept between calls on the same kept graph, so that a GPU engine's device copy of the
+// graph is uploaded once per session rather than once per call. Holds the last engine a call
+// gave back, under a key naming the engine and its settings; an engine taken out belongs to the
+// call until it is given back (only after a call that ended cleanly).
+class EngineCache {
+ public:
+  // The kept engine when its key matches; otherwise frees it (one engine per graph at a time,
+  // so what a session holds on the device stays bounded) and returns null.
+  std::unique_ptr<ShortestPathEngine> take(const std::string& key) {
+    if (key != key_) {
+      clear();
+      return nullptr;
+    }
+    key_.clear();
+    return std::move(engine_);
+  }
+  void keep(std::string key, std::unique_ptr<ShortestPathEngine> engine) {
+    key_ = std::move(key);
+    engine_ = std::move(engine);
+  }
+  void clear() {
+    engine_.reset();
+    key_.clear();
+  }
+  bool empty() const { return engine_ == nullptr; }
+
+ private:
+  std::string key_;
+  std::unique_ptr<ShortestPathEngine> engine_;
 };
 
 // One entry of the engine table.

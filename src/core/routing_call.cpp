@@ -50,17 +50,25 @@ std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets) {
 
 RoutingCall::RoutingCall(CallKind kind, const EdgeArrays& edges, const CallOptions& options,
                          const gpu::Availability& gpus)
-    : kind_(kind), options_(options), gpus_(gpus) {
+    : kind_(kind), options_(options), gpus_(gpus), graph_(&owned_graph_) {
   // Engines also stop when this call abandons a batch computed ahead.
   options_.engine.cancel = CancelToken(options.engine.cancel.poll(), &abandon_);
   options_.engine.budget.require(
       estimate_graph_bytes(edges.count, options.directed, edges.reverse_costs != nullptr),
       std::string(kind_name(kind)) + " loading " + std::to_string(edges.count) + " edges");
   Stopwatch watch;
-  graph_ = build_graph(edges, options.directed, options_.engine.cancel);
+  owned_graph_ = build_graph(edges, options.directed, options_.engine.cancel);
   summary_.build_ms = watch.elapsed_ms();
-  summary_.vertices = graph_.vertex_count();
-  summary_.arcs = graph_.arc_count();
+  summary_.vertices = graph_->vertex_count();
+  summary_.arcs = graph_->arc_count();
+}
+
+RoutingCall::RoutingCall(CallKind kind, const Graph& kept_graph, const CallOptions& options,
+                         const gpu::Availability& gpus)
+    : kind_(kind), options_(options), gpus_(gpus), graph_(&kept_graph) {
+  options_.engine.cancel = CancelToken(options.engine.cancel.poll(), &abandon_);
+  summary_.vertices = graph_->vertex_count();
+  summary_.arcs = graph_->arc_count();
 }
 
 RoutingCall::~RoutingCall() {
@@ -68,12 +76,20 @@ RoutingCall::~RoutingCall() {
   // and waited for, since it uses this object.
   abandon_.store(true);
   if (pending_.valid()) pending_.wait();
+  // Only an engine whose call ended cleanly is kept: a cancelled or failed one may be mid-way.
+  if (finished_ && engine_ != nullptr && !engine_key_.empty()) {
+    try {
+      options_.engine_cache->keep(engine_key_, std::move(engine_));
+    } catch (...) {
+      // Keeping is an optimisation; the engine is simply freed.
+    }
+  }
 }
 
 void RoutingCall::set_sources(const std::int64_t* ids, std::size_t count) {
   source_indices_.clear();
   for (std::size_t i = 0; i < count; ++i) {
-    VertexIndex v = graph_.vertices.find(ids[i]);
+    VertexIndex v = graph_->vertices.find(ids[i]);
     if (v != kNoVertex) source_indices_.push_back(v);
   }
   sort_unique(source_indices_);
@@ -82,7 +98,7 @@ void RoutingCall::set_sources(const std::int64_t* ids, std::size_t count) {
 void RoutingCall::set_targets(const std::int64_t* ids, std::size_t count) {
   shared_targets_.clear();
   for (std::size_t i = 0; i < count; ++i) {
-    VertexIndex v = graph_.vertices.find(ids[i]);
+    VertexIndex v = graph_->vertices.find(ids[i]);
     if (v != kNoVertex) shared_targets_.push_back(v);
   }
   sort_unique(shared_targets_);
@@ -98,8 +114,8 @@ void RoutingCall::set_pairs(const std::int64_t* sources, const std::int64_t* tar
   std::vector<std::pair<VertexIndex, VertexIndex>> pairs;
   pairs.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    VertexIndex s = graph_.vertices.find(sources[i]);
-    VertexIndex t = graph_.vertices.find(targets[i]);
+    VertexIndex s = graph_->vertices.find(sources[i]);
+    VertexIndex t = graph_->vertices.find(targets[i]);
     if (s != kNoVertex && t != kNoVertex) pairs.emplace_back(s, t);
   }
   std::sort(pairs.begin(), pairs.end());
@@ -116,8 +132,8 @@ void RoutingCall::set_pairs(const std::int64_t* sources, const std::int64_t* tar
 }
 
 void RoutingCall::set_all_pairs() {
-  source_indices_.resize(static_cast<std::size_t>(graph_.vertex_count()));
-  for (VertexIndex v = 0; v < graph_.vertex_count(); ++v)
+  source_indices_.resize(static_cast<std::size_t>(graph_->vertex_count()));
+  for (VertexIndex v = 0; v < graph_->vertex_count(); ++v)
     source_indices_[static_cast<std::size_t>(v)] = v;
   all_targets_ = true;
 }
@@ -133,8 +149,8 @@ void RoutingCall::prepare() {
   const bool trace_paths = kind_ == CallKind::kPaths;
 
   ProblemShape shape;
-  shape.vertices = graph_.vertex_count();
-  shape.arcs = graph_.arc_count();
+  shape.vertices = graph_->vertex_count();
+  shape.arcs = graph_->arc_count();
   shape.source_count = static_cast<int>(std::min<std::size_t>(source_indices_.size(), 1 << 30));
   shape.all_pairs = kind_ == CallKind::kAllPairs;
   shape.many_source = options_.many_source;
@@ -145,15 +161,16 @@ void RoutingCall::prepare() {
   summary_.reason = selection.reason;
 
   // The whole call's memory, before the engine allocates anything.
-  const std::size_t vertex_count = static_cast<std::size_t>(graph_.vertex_count());
+  const std::size_t vertex_count = static_cast<std::size_t>(graph_->vertex_count());
   const std::size_t row_bytes =
       vertex_count * (sizeof(double) + (with_predecessors ? sizeof(ArcIndex) : 0));
   const std::size_t rows_cap =
       std::max<std::size_t>(1, kBatchRowBytes / std::max<std::size_t>(row_bytes, 1));
   std::size_t provisional_batch = std::min(source_indices_.size(), rows_cap);
-  std::size_t needed = graph_.forward.memory_bytes() * ((with_predecessors || trace_paths) ? 2 : 1);
+  std::size_t needed =
+      graph_->forward.memory_bytes() * ((with_predecessors || trace_paths) ? 2 : 1);
   needed = saturating_add(
-      needed, selection.engine->estimate_bytes(graph_, static_cast<int>(provisional_batch)));
+      needed, selection.engine->estimate_bytes(*graph_, static_cast<int>(provisional_batch)));
   needed = saturating_add(needed, saturating_multiply(provisional_batch, row_bytes));
   std::string what =
       std::string(kind_name(kind_)) + " over " + std::to_string(vertex_count) + " vertices";
@@ -169,9 +186,21 @@ void RoutingCall::prepare() {
   }
   options_.engine.budget.require(needed, what);
 
-  if (with_predecessors || trace_paths) ensure_reverse(graph_);
+  // A kept graph carries its reversed CSR; one built for this call gets it here.
+  if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
   Stopwatch watch;
-  engine_ = selection.engine->create(graph_, options_.engine);
+  if (options_.engine_cache != nullptr && selection.engine->device == Device::kGpu) {
+    engine_key_ =
+        std::string(selection.engine->name) + "/" + std::to_string(options_.engine.threads) + "/" +
+        std::to_string(options_.engine.block_size) + "/" + std::to_string(options_.engine.streams);
+    engine_ = options_.engine_cache->take(engine_key_);
+    if (engine_ != nullptr) {
+      engine_->rebind(options_.engine);
+      summary_.notes = "engine kept from an earlier call on this graph (device copy reused)";
+    }
+  }
+  if (engine_ == nullptr) engine_ = selection.engine->create(*graph_, options_.engine);
+  report_at_start_ = engine_->report();
   summary_.compute_ms += watch.elapsed_ms();
   summary_.device = engine_->report().device_name;
   // A cost matrix to chosen targets needs only their columns; engines that can, return just those.
@@ -226,7 +255,10 @@ bool RoutingCall::batch_in_flight() {
 
 bool RoutingCall::next_batch(ResultBatch& batch) {
   batch.clear();
-  if (!batch_in_flight()) return false;
+  if (!batch_in_flight()) {
+    finished_ = true;
+    return false;
+  }
   pending_.get();  // rethrows what the batch threw (Cancelled, RoutingError, ...)
   std::swap(staging_, batch);
   if (next_source_ < source_indices_.size()) launch_next_batch();
@@ -267,27 +299,27 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
   }
   summary_.compute_ms += watch.elapsed_ms();
   const EngineReport& report = engine_->report();
-  summary_.transfer_ms = report.transfer_ms;
-  summary_.rounds = report.rounds;
-  summary_.notes = report.notes;
+  summary_.transfer_ms = report.transfer_ms - report_at_start_.transfer_ms;
+  summary_.rounds = report.rounds - report_at_start_.rounds;
+  if (!report.notes.empty()) summary_.notes = report.notes;
   summary_.device = report.device_name;
 }
 
 void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batch) {
-  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
-  const CsrGraph& reverse = graph_.reverse;
+  const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
+  const CsrGraph& reverse = graph_->reverse;
   for (int i = 0; i < count; ++i) {
     // A batch's rows take long to build (1000 sources x 40000 vertices: seconds): stop between
     // sources when the call is cancelled or abandoned.
     options_.engine.cancel.throw_if_requested();
     const VertexIndex source = source_indices_[first + static_cast<std::size_t>(i)];
-    const std::int64_t source_id = graph_.vertices.id(source);
+    const std::int64_t source_id = graph_->vertices.id(source);
     const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
     const ArcIndex* pred = predecessors_.data() + static_cast<std::size_t>(i) * n;
     for (std::size_t v = 0; v < n; ++v) {
       if (!(row[v] < kInfinity)) continue;
       batch.start_vid.push_back(source_id);
-      batch.node.push_back(graph_.vertices.id(static_cast<VertexIndex>(v)));
+      batch.node.push_back(graph_->vertices.id(static_cast<VertexIndex>(v)));
       batch.agg_cost.push_back(row[v]);
       ArcIndex arc = pred[v];
       if (static_cast<VertexIndex>(v) == source || arc < 0) {
@@ -297,7 +329,7 @@ void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batc
       } else {
         batch.has_predecessor.push_back(1);
         batch.predecessor.push_back(
-            graph_.vertices.id(reverse.heads[static_cast<std::size_t>(arc)]));
+            graph_->vertices.id(reverse.heads[static_cast<std::size_t>(arc)]));
         batch.edge.push_back(reverse.edge_ids[static_cast<std::size_t>(arc)]);
       }
     }
@@ -305,19 +337,19 @@ void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batc
 }
 
 void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batch) {
-  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
-  const CsrGraph& reverse = graph_.reverse;
+  const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
+  const CsrGraph& reverse = graph_->reverse;
   for (int i = 0; i < count; ++i) {
     options_.engine.cancel.throw_if_requested();
     const std::size_t source_slot = first + static_cast<std::size_t>(i);
     const VertexIndex source = source_indices_[source_slot];
-    const std::int64_t source_id = graph_.vertices.id(source);
+    const std::int64_t source_id = graph_->vertices.id(source);
     const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
     const std::vector<VertexIndex>& targets =
         targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];
     for (VertexIndex target : targets) {
       if (target == source || !(row[target] < kInfinity)) continue;
-      const std::int64_t target_id = graph_.vertices.id(target);
+      const std::int64_t target_id = graph_->vertices.id(target);
       std::vector<ArcIndex> arcs = trace_path(reverse, row, source, target);
       double agg = 0.0;
       std::int32_t seq = 1;
@@ -326,7 +358,7 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
         batch.start_vid.push_back(source_id);
         batch.end_vid.push_back(target_id);
         batch.path_seq.push_back(seq++);
-        batch.node.push_back(graph_.vertices.id(reverse.heads[arc]));
+        batch.node.push_back(graph_->vertices.id(reverse.heads[arc]));
         batch.edge.push_back(reverse.edge_ids[arc]);
         batch.cost.push_back(reverse.weights[arc]);
         batch.agg_cost.push_back(agg);
@@ -344,17 +376,17 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
 }
 
 void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batch) {
-  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+  const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
   for (int i = 0; i < count; ++i) {
     options_.engine.cancel.throw_if_requested();
     const std::size_t source_slot = first + static_cast<std::size_t>(i);
     const VertexIndex source = source_indices_[source_slot];
-    const std::int64_t source_id = graph_.vertices.id(source);
+    const std::int64_t source_id = graph_->vertices.id(source);
     const double* row = distances_.data() + static_cast<std::size_t>(i) * row_width_;
     auto add = [&](VertexIndex target, double distance) {
       if (target == source || !(distance < kInfinity)) return;
       batch.start_vid.push_back(source_id);
-      batch.end_vid.push_back(graph_.vertices.id(target));
+      batch.end_vid.push_back(graph_->vertices.id(target));
       batch.agg_cost.push_back(distance);
     };
     if (compact_rows_) {

@@ -32,6 +32,8 @@ struct CallOptions {
   EngineOptions engine;
   bool directed = true;
   bool many_source = false;  // the SQL shape takes many sources: apsp_algorithm applies
+  // Kept graphs: GPU engines are taken from and given back to this cache (null: none kept).
+  EngineCache* engine_cache = nullptr;
 };
 
 // Rows of one batch, column by column; which columns are filled depends on the CallKind.
@@ -63,6 +65,10 @@ class RoutingCall {
   // Checks the graph's memory against the budget, then builds it. Throws RoutingError.
   RoutingCall(CallKind kind, const EdgeArrays& edges, const CallOptions& options,
               const gpu::Availability& gpus);
+  // On a graph built before (a kept graph): nothing is built; `kept_graph` must outlive the call
+  // and carry its reversed CSR. Its directedness is the graph's own.
+  RoutingCall(CallKind kind, const Graph& kept_graph, const CallOptions& options,
+              const gpu::Availability& gpus);
   ~RoutingCall();
 
   // Which sources and targets. Ids not in the graph are dropped, so they give no rows (as
@@ -88,7 +94,7 @@ class RoutingCall {
   // never waits for a whole batch (the batch itself stops at the engine's next poll).
   bool batch_ready(int wait_ms);
 
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
   const CallSummary& summary() const { return summary_; }
 
  private:
@@ -104,7 +110,8 @@ class RoutingCall {
   CallKind kind_;
   CallOptions options_;
   const gpu::Availability& gpus_;
-  Graph graph_;
+  Graph owned_graph_;                                 // built by this call from edge arrays
+  const Graph* graph_;                                // owned_graph_, or a kept graph
   std::vector<VertexIndex> source_indices_;           // ascending
   std::vector<std::vector<VertexIndex>> targets_of_;  // per source (pairs), or empty
   std::vector<VertexIndex> shared_targets_;           // same targets for every source
@@ -117,6 +124,9 @@ class RoutingCall {
   std::vector<VertexIndex> batch_targets_;
   bool compact_rows_ = false;         // distances_ holds target columns only (cost matrices)
   std::size_t row_width_ = 0;         // entries per row of distances_
+  std::string engine_key_;            // the engine's key in options_.engine_cache
+  bool finished_ = false;             // every batch was delivered: the engine may be kept
+  EngineReport report_at_start_;      // a kept engine's report sums earlier calls too
   std::atomic<bool> abandon_{false};  // raised by the destructor: stop the batch in flight
   std::future<void> pending_;         // the batch being computed ahead, into staging_
   ResultBatch staging_;
