@@ -28,9 +28,13 @@ case "$action" in
     [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
     run_as_owner "'$bindir/initdb' -D '$dir/data' -A trust -U postgres --no-sync >'$dir/initdb.log' 2>&1"
     # max_parallel_workers_per_gather = 0: timings and plans stay the same from run to run.
+    # gpu_routing is preloaded once installed: kept graphs live in the server's shared memory.
+    preload=""
+    libdir=$("$bindir/pg_config" --pkglibdir 2>/dev/null || pg_config --pkglibdir 2>/dev/null || true)
+    [ -n "$libdir" ] && [ -f "$libdir/gpu_routing.so" ] && preload="-c shared_preload_libraries=gpu_routing"
     run_as_owner "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 \
       -o \"-k '$dir' -p $port -c listen_addresses='' -c fsync=off -c shared_buffers=512MB \
-          -c work_mem=256MB -c max_parallel_workers_per_gather=0 -c max_connections=100\" start" >/dev/null
+          -c work_mem=256MB -c max_parallel_workers_per_gather=0 -c max_connections=100 $preload\" start" >/dev/null
     echo "export PGHOST='$dir' PGPORT=$port PGUSER=postgres"
     ;;
   stop)

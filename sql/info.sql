@@ -9,3 +9,6 @@ SELECT function, vertices, edges, sources, rows, load_ms >= 0 AND build_ms >= 0 
 FROM gpu_routing_last_run();
 SELECT count(*) FROM gpu_apsp('SELECT source, target, cost FROM sample_edges');
 SELECT function, vertices, edges, sources, rows FROM gpu_routing_last_run();
+-- Every setting is listed, and whether kept graphs are on.
+SELECT name FROM gpu_routing_info() WHERE name LIKE 'gpu_routing.%' ORDER BY name;
+SELECT value LIKE '% of % (gpu_routing.graph_memory)' AS kept_graphs_on FROM gpu_routing_info() WHERE name = 'kept graphs';

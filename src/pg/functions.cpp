@@ -11,6 +11,7 @@
 #include "gpu.hpp"
 #include "routing_call.hpp"
 #include "guard.hpp"
+#include "kept_graphs.hpp"
 #include "parallel.hpp"
 #include "query_reader.hpp"
 #include "settings.hpp"
@@ -87,6 +88,7 @@ struct LastRun {
   char algorithm[64];
   char reason[320];
   char notes[320];
+  char graph[64];  // the kept graph that served the call, or empty
   int64 vertices, edges, sources, rows, rounds;
   double load_ms, build_ms, compute_ms, transfer_ms, emit_ms, total_ms;
 };
@@ -239,8 +241,17 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   edge_columns[0].required =
       args->kind != CallKind::kAllPairs && args->kind != CallKind::kCostMatrix;
   INSTR_TIME_SET_CURRENT(phase_start);
+  // A kept graph named ('graph:NAME') or registered with this very query serves the call;
+  // otherwise the edges are read (a kept graph's query too, when it must be read privately).
+  KeptGraphUse kept;
+  resolve_kept_graph(args->edges_sql, args->directed, args->function, &kept);
   QueryColumns edges;
-  read_query_columns(args->edges_sql, "edges_sql", args->function, edge_columns, 5, &edges);
+  if (kept.graph == nullptr) {
+    const int level =
+        kept.read_search_path != nullptr ? push_search_path(kept.read_search_path) : -1;
+    read_query_columns(kept.read_sql, "edges_sql", args->function, edge_columns, 5, &edges);
+    if (level >= 0) pop_search_path(level);
+  }
   QueryColumns pairs;
   if (args->shape == PathShape::kCombinations) {
     static const ColumnSpec kPairColumns[] = {{"source", ColumnKind::kInteger, true},
@@ -248,7 +259,8 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     read_query_columns(args->combinations_sql, "combinations_sql", args->function, kPairColumns, 2,
                        &pairs);
   }
-  const double load_ms = elapsed_ms(phase_start);
+  // A kept graph this call built counts as build time, not loading.
+  const double load_ms = elapsed_ms(phase_start) - kept.build_ms;
 
   EdgeArrays arrays;
   arrays.count = static_cast<std::size_t>(edges.rows);
@@ -285,7 +297,10 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     }();
     const gpu::Availability& gpus =
         settings.device == DeviceSetting::kCpu ? kCpuOnly : gpu::availability();
-    call = own(call_slot, new RoutingCall(args->kind, arrays, options, gpus));
+    options.engine_cache = kept.engines;
+    call = own(call_slot, kept.graph != nullptr
+                              ? new RoutingCall(args->kind, *kept.graph, options, gpus)
+                              : new RoutingCall(args->kind, arrays, options, gpus));
     batch = own(batch_slot, new ResultBatch());
     switch (args->kind) {
       case CallKind::kAllPairs:
@@ -341,14 +356,17 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     copy_text(last.algorithm, sizeof last.algorithm, s.algorithm.empty() ? "none" : s.algorithm);
     copy_text(last.reason, sizeof last.reason,
               s.algorithm.empty() ? "no source in the graph or no edges: empty result" : s.reason);
-    copy_text(last.notes, sizeof last.notes, s.notes);
+    std::string notes = kept.how;
+    if (!s.notes.empty()) notes += (notes.empty() ? "" : "; ") + s.notes;
+    copy_text(last.notes, sizeof last.notes, notes);
+    copy_text(last.graph, sizeof last.graph, kept.graph != nullptr ? kept.name : "");
     last.vertices = s.vertices;
-    last.edges = edges.rows;
+    last.edges = kept.graph != nullptr ? kept.edge_rows : edges.rows;
     last.sources = s.sources;
     last.rows = rows;
     last.rounds = s.rounds;
     last.load_ms = load_ms;
-    last.build_ms = s.build_ms;
+    last.build_ms = kept.graph != nullptr ? kept.build_ms : s.build_ms;
     last.compute_ms = s.compute_ms;
     last.transfer_ms = s.transfer_ms;
     last.emit_ms = emit_ms;
@@ -356,6 +374,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   if (!ok) raise_failure(&failure);
   g_last_run.total_ms = elapsed_ms(call_start);
   g_last_run.valid = true;
+  note_kept_engine(kept);
   // Free the graph and buffers now rather than at the end of the query.
   destroy_owned(call_slot);
   destroy_owned(batch_slot);
@@ -478,7 +497,7 @@ extern "C" Datum gpu_routing_last_run(PG_FUNCTION_ARGS) {
   if (!g_last_run.valid) return (Datum)0;
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const LastRun& r = g_last_run;
-  Datum values[16] = {
+  Datum values[17] = {
       CStringGetTextDatum(r.function),  CStringGetTextDatum(r.device),
       CStringGetTextDatum(r.algorithm), CStringGetTextDatum(r.reason),
       Int64GetDatum(r.vertices),        Int64GetDatum(r.edges),
@@ -487,9 +506,12 @@ extern "C" Datum gpu_routing_last_run(PG_FUNCTION_ARGS) {
       Float8GetDatum(r.build_ms),       Float8GetDatum(r.compute_ms),
       Float8GetDatum(r.transfer_ms),    Float8GetDatum(r.emit_ms),
       Float8GetDatum(r.total_ms),       CStringGetTextDatum(r.notes),
+      CStringGetTextDatum(r.graph),
   };
-  bool nulls[16] = {false};
+  // Version 0.1.0 of the SQL declares 16 columns: the 17th (graph) is then left out.
+  bool nulls[17] = {false};
   nulls[15] = r.notes[0] == '\0';
+  nulls[16] = r.graph[0] == '\0';
   tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
   return (Datum)0;
 }
@@ -503,7 +525,7 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
   Failure failure;
   bool ok = guarded(&failure, [&] {
     rows = own(slot, new Rows());
-    rows->emplace_back("version", "0.1.0");
+    rows->emplace_back("version", "0.2.0");
     rows->emplace_back("build", gpu_routing::gpu::build_description());
     Settings settings = current_settings();
     if (settings.device == gpu_routing::DeviceSetting::kCpu) {
@@ -536,10 +558,29 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
     rows->emplace_back("gpu_routing.device", device_setting_name(settings.device));
     rows->emplace_back("gpu_routing.sssp_algorithm", settings.sssp_algorithm);
     rows->emplace_back("gpu_routing.apsp_algorithm", settings.apsp_algorithm);
+    rows->emplace_back("gpu_routing.threads", std::to_string(settings.threads));
+    rows->emplace_back("gpu_routing.max_memory",
+                       gpu_routing::format_bytes(settings.max_memory_bytes));
+    rows->emplace_back("gpu_routing.block_size", std::to_string(settings.block_size));
+    rows->emplace_back("gpu_routing.streams", std::to_string(settings.streams));
   });
   if (!ok) raise_failure(&failure);
   for (const auto& row : *rows)
     put_text_row(rsinfo->setResult, rsinfo->setDesc, row.first.c_str(), row.second.c_str());
   destroy_owned(slot);
+  {
+    char* graph_memory = GetConfigOptionByName("gpu_routing.graph_memory", nullptr, true);
+    if (graph_memory != nullptr)
+      put_text_row(rsinfo->setResult, rsinfo->setDesc, "gpu_routing.graph_memory", graph_memory);
+  }
+  struct InfoSink {
+    ReturnSetInfo* rsinfo;
+  } sink{rsinfo};
+  kept_graphs_info(
+      [](void* arg, const char* name, const char* value) {
+        auto* sink = static_cast<InfoSink*>(arg);
+        put_text_row(sink->rsinfo->setResult, sink->rsinfo->setDesc, name, value);
+      },
+      &sink);
   return (Datum)0;
 }

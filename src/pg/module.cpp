@@ -4,6 +4,7 @@
 
 #include "engine.hpp"
 #include "guard.hpp"
+#include "kept_graphs.hpp"
 #include "settings.hpp"
 
 #include "postgres_headers.hpp"
@@ -113,7 +114,6 @@ void define_settings() {
   DefineCustomIntVariable("gpu_routing.streams",
                           "CUDA streams of the concurrent engine (0 = its default).", nullptr,
                           &g_streams, 0, 0, 256, PGC_USERSET, 0, nullptr, nullptr, nullptr);
-  MarkGUCPrefixReserved("gpu_routing");
 }
 
 Settings current_settings() {
@@ -132,4 +132,6 @@ Settings current_settings() {
 
 void _PG_init(void) {
   gpu_routing::pg::define_settings();
+  gpu_routing::pg::kept_graphs_init();
+  MarkGUCPrefixReserved("gpu_routing");
 }

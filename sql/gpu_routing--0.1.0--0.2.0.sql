@@ -1,0 +1,78 @@
+-- gpu_routing 0.1.0 -> 0.2.0: kept graphs (named graphs built once, shared by every session).
+\echo Use "ALTER EXTENSION gpu_routing UPDATE TO '0.2.0'" to load this file. \quit
+
+-- The registrations: one row per kept graph of this database. Only the extension's functions write
+-- it (they check the caller's rights, then write as the table's owner); pg_dump keeps its rows.
+-- The built graphs are not here: they live in shared memory and are rebuilt on first use.
+CREATE TABLE gpu_routing_graphs (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL UNIQUE
+        CHECK (name ~ '^[A-Za-z_][A-Za-z0-9_]*$' AND length(name) <= 63),
+    owner regrole NOT NULL,
+    edges_sql text NOT NULL,
+    normalized_sql text NOT NULL,   -- edges_sql with whitespace folded: calls with the same text use the graph
+    search_path text NOT NULL,      -- the creator's: the graph's query always reads the same tables
+    tables regclass[] NOT NULL,     -- every table and view the query reads (views expanded)
+    refresh text NOT NULL DEFAULT 'auto' CHECK (refresh IN ('auto', 'manual')),
+    generation bigint NOT NULL DEFAULT 1,  -- raised by gpu_graph_refresh: built forms of older ones are dropped
+    unusable text,                  -- why calls are refused until gpu_graph_refresh (a table altered or dropped)
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX gpu_routing_graphs_normalized_sql ON gpu_routing_graphs (md5(normalized_sql));
+REVOKE ALL ON gpu_routing_graphs FROM PUBLIC;
+GRANT SELECT ON gpu_routing_graphs TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('gpu_routing_graphs', '');
+COMMENT ON TABLE gpu_routing_graphs IS
+'Kept graphs of this database (gpu_graph_create); read gpu_graphs() for their state.';
+
+CREATE FUNCTION gpu_routing_track_changes() RETURNS trigger
+AS 'MODULE_PATHNAME', 'gpu_routing_track_changes'
+LANGUAGE C;
+COMMENT ON FUNCTION gpu_routing_track_changes() IS
+'Statement trigger on the tables of kept graphs: a committed change makes their built graphs stale.';
+
+CREATE FUNCTION gpu_routing_watch_ddl() RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'gpu_routing_watch_ddl'
+LANGUAGE C;
+COMMENT ON FUNCTION gpu_routing_watch_ddl() IS
+'Event trigger: ALTER or DROP of a table a kept graph reads makes the graph unusable until gpu_graph_refresh.';
+
+CREATE FUNCTION gpu_graph_create(name text, edges_sql text, refresh text DEFAULT 'auto')
+RETURNS text AS 'MODULE_PATHNAME', 'gpu_graph_create' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_graph_create(text, text, text) IS
+'Registers a kept graph and builds it; calls then name it as ''graph:NAME'' in place of edges_sql. refresh => ''manual'' for queries whose reads cannot be tracked.';
+
+CREATE FUNCTION gpu_graph_refresh(name text)
+RETURNS text AS 'MODULE_PATHNAME', 'gpu_graph_refresh' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_graph_refresh(text) IS
+'Reads the kept graph''s tables again and rebuilds it (owner or superuser); clears "unusable".';
+
+CREATE FUNCTION gpu_graph_drop(name text)
+RETURNS void AS 'MODULE_PATHNAME', 'gpu_graph_drop' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_graph_drop(text) IS 'Drops a kept graph (owner or superuser).';
+
+CREATE FUNCTION gpu_graphs()
+RETURNS TABLE (name text, owner regrole, edges_sql text, tables regclass[], refresh text,
+               state text, forms text, vertices bigint, edges bigint, host_bytes bigint,
+               device_bytes bigint, built_at timestamptz, build_ms double precision,
+               calls bigint, last_used timestamptz, note text)
+AS 'MODULE_PATHNAME', 'gpu_graphs'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_graphs() IS
+'The kept graphs of this database: registration, state (fresh, stale, building, not built, unusable), size and use.';
+
+-- gpu_routing_last_run() says which kept graph served the call.
+DROP FUNCTION gpu_routing_last_run();
+CREATE FUNCTION gpu_routing_last_run()
+RETURNS TABLE (function text, device text, algorithm text, reason text, vertices bigint, edges bigint,
+               sources bigint, rows bigint, rounds bigint, load_ms double precision,
+               build_ms double precision, compute_ms double precision, transfer_ms double precision,
+               emit_ms double precision, total_ms double precision, notes text, graph text)
+AS 'MODULE_PATHNAME', 'gpu_routing_last_run'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_routing_last_run() IS
+'The last gpu_routing call of this session: device, engine, size, where the milliseconds went, and the kept graph that served it.';
+
+-- Last, so that nothing above fires them.
+CREATE EVENT TRIGGER gpu_routing_ddl_end ON ddl_command_end EXECUTE FUNCTION gpu_routing_watch_ddl();
+CREATE EVENT TRIGGER gpu_routing_sql_drop ON sql_drop EXECUTE FUNCTION gpu_routing_watch_ddl();

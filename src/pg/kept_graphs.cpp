@@ -1,0 +1,1464 @@
+// Kept graphs (see kept_graphs.hpp): the registry's SQL functions, the shared forms, the change
+// tracking and the per-session mappings.
+#include "kept_graphs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "guard.hpp"
+#include "query_reader.hpp"
+
+#include "postgres_headers.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "commands/event_trigger.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "storage/condition_variable.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/acl.h"
+#include "utils/plancache.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+extern "C" {
+PG_FUNCTION_INFO_V1(gpu_graph_create);
+PG_FUNCTION_INFO_V1(gpu_graph_refresh);
+PG_FUNCTION_INFO_V1(gpu_graph_drop);
+PG_FUNCTION_INFO_V1(gpu_graphs);
+PG_FUNCTION_INFO_V1(gpu_routing_track_changes);
+PG_FUNCTION_INFO_V1(gpu_routing_watch_ddl);
+}
+
+namespace gpu_routing::pg {
+
+namespace {
+
+constexpr int kMaxForms = 128;          // built forms in shared memory, all databases
+constexpr int kMaxTablesPerGraph = 32;  // tables and views one graph's query reads
+constexpr int kMaxTrackedTables = 1024;
+constexpr int kMaxSessionGraphs = 8;  // kept graphs one session keeps mapped
+constexpr const char* kGraphPrefix = "graph:";
+constexpr const char* kTriggerName = "gpu_routing_track_changes";
+
+enum FormState : int { kFormFree = 0, kFormBuilding = 1, kFormReady = 2 };
+
+// One built (or building) form of a registered graph.
+struct SharedForm {
+  int state;
+  char name[64];
+  Oid database;
+  int64 graph_id;
+  int64 generation;
+  bool directed;
+  int builder_pid;
+  dsm_handle handle;
+  Size bytes;
+  int64 vertices, arcs, edge_rows;
+  int table_count;  // 0 for refresh => 'manual': never stale
+  Oid tables[kMaxTablesPerGraph];
+  uint64 table_versions[kMaxTablesPerGraph];
+  TimestampTz built_at, last_used;
+  double build_ms;
+  int64 calls;
+  int64 device_bytes;  // held by sessions' kept GPU engines (one device copy per session for now)
+};
+
+struct TrackedTable {
+  Oid database;
+  Oid relid;
+  uint64 version;
+};
+
+struct SharedState {
+  LWLock* lock;
+  ConditionVariable form_changed;  // a build finished or was abandoned
+  int tracked_count;
+  TrackedTable tracked[kMaxTrackedTables];
+  SharedForm forms[kMaxForms];
+};
+
+SharedState* g_shared = nullptr;
+shmem_request_hook_type g_previous_shmem_request = nullptr;
+shmem_startup_hook_type g_previous_shmem_startup = nullptr;
+int g_graph_memory_mb = 1024;
+
+// --- Backend-local state -----------------------------------------------------------------------
+
+// Tables (with our trigger) this transaction changed: at commit their versions are raised; while
+// it runs, its own calls on graphs reading them read privately (they see their own changes).
+constexpr int kMaxChangedTables = 64;
+Oid g_changed_tables[kMaxChangedTables];
+int g_changed_count = 0;
+bool g_changed_overflow = false;  // more than kMaxChangedTables: every tracked table of the db
+
+// Forms this backend is building (cleared on error and at exit) and ids registered by the open
+// transaction (their forms are dropped if it aborts).
+int g_building_form = -1;
+constexpr int kMaxRegisteredInXact = 16;
+int64 g_registered_in_xact[kMaxRegisteredInXact];
+int g_registered_count = 0;
+
+bool g_own_ddl = false;  // the event trigger ignores our own CREATE TRIGGER / ALTER TABLE
+
+// A kept graph this session has mapped, with the engines kept on it.
+struct SessionGraph {
+  bool used;
+  dsm_handle handle;
+  dsm_segment* segment;
+  Graph* view;
+  EngineCache* engines;
+  int form;
+  int64 device_bytes;  // what this session reported into the form's device_bytes
+};
+SessionGraph g_session[kMaxSessionGraphs];
+
+// --- Helpers -----------------------------------------------------------------------------------
+
+void copy_name(char* target, size_t size, const char* text) {
+  snprintf(target, size, "%s", text);
+}
+
+Size shared_size() {
+  return MAXALIGN(sizeof(SharedState));
+}
+
+void shmem_request() {
+  if (g_previous_shmem_request != nullptr) g_previous_shmem_request();
+  RequestAddinShmemSpace(shared_size());
+  RequestNamedLWLockTranche("gpu_routing", 1);
+}
+
+void shmem_startup() {
+  if (g_previous_shmem_startup != nullptr) g_previous_shmem_startup();
+  LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+  bool found = false;
+  g_shared =
+      static_cast<SharedState*>(ShmemInitStruct("gpu_routing kept graphs", shared_size(), &found));
+  if (!found) {
+    memset(g_shared, 0, sizeof(SharedState));
+    g_shared->lock = &(GetNamedLWLockTranche("gpu_routing"))->lock;
+    ConditionVariableInit(&g_shared->form_changed);
+  }
+  LWLockRelease(AddinShmemInitLock);
+}
+
+Size graph_memory_bytes() {
+  return static_cast<Size>(g_graph_memory_mb) * 1024 * 1024;
+}
+
+std::string bytes_text(Size bytes) {
+  return format_bytes(bytes);
+}
+
+// The namespace of an extension (PostgreSQL 15 keeps its own get_extension_schema static).
+Oid get_extension_schema(Oid extension) {
+  Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(extension));
+  SysScanDesc scan = systable_beginscan(rel, ExtensionOidIndexId, true, nullptr, 1, &key);
+  HeapTuple tuple = systable_getnext(scan);
+  Oid schema = HeapTupleIsValid(tuple)
+                   ? reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple))->extnamespace
+                   : InvalidOid;
+  systable_endscan(scan);
+  table_close(rel, AccessShareLock);
+  return schema;
+}
+
+// The schema of the extension's objects, quoted; null when the extension is not in this database.
+const char* extension_schema() {
+  Oid extension = get_extension_oid("gpu_routing", true);
+  if (!OidIsValid(extension)) return nullptr;
+  char* name = get_namespace_name(get_extension_schema(extension));
+  return name == nullptr ? nullptr : quote_identifier(name);
+}
+
+Oid registry_owner() {
+  Oid extension = get_extension_oid("gpu_routing", false);
+  Oid schema = get_extension_schema(extension);
+  Oid relid = get_relname_relid("gpu_routing_graphs", schema);
+  if (!OidIsValid(relid))
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("gpu_routing_graphs is missing"),
+                    errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
+  HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+  if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relid);
+  Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+  ReleaseSysCache(tuple);
+  return owner;
+}
+
+void require_shared_memory(const char* function) {
+  if (g_shared != nullptr) return;
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("%s: kept graphs need gpu_routing in shared_preload_libraries", function),
+                  errhint("Add shared_preload_libraries = 'gpu_routing' to postgresql.conf and "
+                          "restart the server; calls with edges_sql work without it.")));
+}
+
+bool valid_graph_name(const char* name) {
+  const size_t n = strlen(name);
+  if (n == 0 || n > 63) return false;
+  if (!(isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (size_t i = 1; i < n; ++i)
+    if (!(isalnum(static_cast<unsigned char>(name[i])) || name[i] == '_')) return false;
+  return true;
+}
+
+// Whitespace folded to single spaces, trimmed: the key calls with edges_sql are matched on.
+char* normalize_sql(const char* sql) {
+  const size_t n = strlen(sql);
+  char* out = static_cast<char*>(palloc(n + 1));
+  size_t o = 0;
+  bool space = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (isspace(static_cast<unsigned char>(sql[i]))) {
+      space = o > 0;
+      continue;
+    }
+    if (space) out[o++] = ' ';
+    space = false;
+    out[o++] = sql[i];
+  }
+  out[o] = '\0';
+  return out;
+}
+
+// --- The registry (SPI) -----------------------------------------------------------------------
+
+struct Registration {
+  bool found;
+  int64 id;
+  char* name;
+  Oid owner;
+  char* edges_sql;
+  char* search_path;
+  int table_count;
+  Oid tables[kMaxTablesPerGraph];
+  bool manual;
+  int64 generation;
+  char* unusable;  // null when usable
+};
+
+// Reads one registration by name (by_name) or by normalized edges_sql. Palloc'd in the caller's
+// context. Runs as the registry's owner is not needed: SELECT is granted to PUBLIC.
+void read_registration(const char* key, bool by_name, Registration* out) {
+  memset(out, 0, sizeof *out);
+  const char* schema = extension_schema();
+  if (schema == nullptr) return;
+  MemoryContext caller = CurrentMemoryContext;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  char query[512];
+  snprintf(query, sizeof query,
+           "SELECT id, name, owner::oid, edges_sql, search_path, tables::oid[], refresh = 'manual',"
+           " generation, unusable FROM %s.gpu_routing_graphs WHERE %s",
+           schema, by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
+  Oid types[1] = {TEXTOID};
+  Datum values[1] = {CStringGetTextDatum(key)};
+  // Not read-only: the command counter advances, so a registration this transaction just wrote
+  // is seen.
+  int status = SPI_execute_with_args(query, 1, types, values, nullptr, false, 2);
+  if (status != SPI_OK_SELECT) elog(ERROR, "reading gpu_routing_graphs failed: %d", status);
+  if (SPI_processed >= 1) {
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    out->found = true;
+    out->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+    out->name = TextDatumGetCString(SPI_getbinval(row, desc, 2, &isnull));
+    out->owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
+    out->edges_sql = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
+    out->search_path = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
+    ArrayType* tables = DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull));
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(tables, OIDOID, sizeof(Oid), true, TYPALIGN_INT, &elements, &nulls, &count);
+    out->table_count = std::min(count, kMaxTablesPerGraph);
+    for (int i = 0; i < out->table_count; ++i) out->tables[i] = DatumGetObjectId(elements[i]);
+    out->manual = DatumGetBool(SPI_getbinval(row, desc, 7, &isnull));
+    out->generation = DatumGetInt64(SPI_getbinval(row, desc, 8, &isnull));
+    Datum unusable = SPI_getbinval(row, desc, 9, &isnull);
+    out->unusable = isnull ? nullptr : TextDatumGetCString(unusable);
+    MemoryContextSwitchTo(spi);
+  }
+  SPI_finish();
+}
+
+// Runs `sql` with arguments as the registry's owner (the caller's rights were checked before).
+void run_as_owner(const char* sql, int nargs, Oid* types, Datum* values, const char* nulls,
+                  int expected) {
+  Oid owner = registry_owner();
+  Oid saved_user;
+  int saved_context;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  int status = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+  if (status != expected) elog(ERROR, "gpu_routing: \"%s\" failed: %d", sql, status);
+  SPI_finish();
+  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+// --- What a query reads ------------------------------------------------------------------------
+
+struct QueryReads {
+  int table_count;
+  Oid tables[kMaxTablesPerGraph];
+  char relkinds[kMaxTablesPerGraph];
+  bool row_security;      // RLS policies apply to the caller
+  char untrackable[256];  // why changes cannot be tracked (empty: they can)
+};
+
+void add_table(QueryReads* reads, Oid relid, char relkind) {
+  for (int i = 0; i < reads->table_count; ++i)
+    if (reads->tables[i] == relid) return;
+  if (reads->table_count == kMaxTablesPerGraph)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("the query of a kept graph may read at most %d tables and views",
+                           kMaxTablesPerGraph)));
+  reads->relkinds[reads->table_count] = relkind;
+  reads->tables[reads->table_count++] = relid;
+}
+
+// Prepares `sql` (under the current search_path) as the current user, checks that user may read
+// what it reads (the executor's own check), and lists the tables and views it reads. With
+// `check_tracking`, says what would stop changes from being seen.
+void analyze_query(const char* sql, const char* function, bool check_tracking, QueryReads* reads) {
+  memset(reads, 0, sizeof *reads);
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  SPIPlanPtr plan = SPI_prepare(sql, 0, nullptr);
+  if (plan == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("edges_sql of %s cannot be prepared: %s", function,
+                           SPI_result_code_string(SPI_result))));
+  List* sources = SPI_plan_get_plan_sources(plan);
+  if (list_length(sources) != 1)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("edges_sql of %s must be one SQL query", function)));
+  CachedPlanSource* source = static_cast<CachedPlanSource*>(linitial(sources));
+  reads->row_security = source->dependsOnRLS;
+  ListCell* cell;
+  if (check_tracking) {
+    foreach (cell, source->query_list) {
+      Query* query = lfirst_node(Query, cell);
+      if (query->commandType != CMD_SELECT)
+        snprintf(reads->untrackable, sizeof reads->untrackable, "it is not a SELECT");
+      else if (contain_mutable_functions(reinterpret_cast<Node*>(query)))
+        snprintf(reads->untrackable, sizeof reads->untrackable,
+                 "it calls a function that is not IMMUTABLE (such a function may read tables, "
+                 "the time or settings that no trigger sees)");
+    }
+  }
+  CachedPlan* cached = SPI_plan_get_cached_plan(plan);
+  if (cached == nullptr) elog(ERROR, "gpu_routing: no plan for edges_sql");
+  foreach (cell, cached->stmt_list) {
+    PlannedStmt* statement = lfirst_node(PlannedStmt, cell);
+    if (statement->commandType != CMD_SELECT) continue;
+    ExecCheckRTPerms(statement->rtable, true);
+    ListCell* rt;
+    foreach (rt, statement->rtable) {
+      RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(rt));
+      if (rte->rtekind != RTE_RELATION) continue;
+      add_table(reads, rte->relid, rte->relkind);
+      if (!check_tracking || reads->untrackable[0] != '\0') continue;
+      if (rte->tablesample != nullptr)
+        snprintf(reads->untrackable, sizeof reads->untrackable, "it samples a table (TABLESAMPLE)");
+      else if (rte->relkind == RELKIND_FOREIGN_TABLE)
+        snprintf(reads->untrackable, sizeof reads->untrackable,
+                 "it reads the foreign table %s, whose changes no trigger here sees",
+                 get_rel_name(rte->relid));
+      else if (rte->relkind == RELKIND_MATVIEW)
+        snprintf(reads->untrackable, sizeof reads->untrackable,
+                 "it reads the materialized view %s (REFRESH is not a change a trigger sees)",
+                 get_rel_name(rte->relid));
+    }
+  }
+  ReleaseCachedPlan(cached, nullptr);
+  SPI_freeplan(plan);
+  SPI_finish();
+}
+
+bool is_base_table(char relkind) {
+  return relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE;
+}
+
+// Adds our statement trigger to a table the graph reads, if it has none (as the registry's
+// owner, after checking the caller's TRIGGER right). ENABLE ALWAYS: replicated changes count too.
+void ensure_trigger(Oid relid, const char* schema) {
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  Oid types[2] = {OIDOID, TEXTOID};
+  Datum values[2] = {ObjectIdGetDatum(relid), CStringGetTextDatum(kTriggerName)};
+  SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = $2", 2,
+                        types, values, nullptr, true, 1);
+  const bool present = SPI_processed > 0;
+  SPI_finish();
+  if (present) return;
+  if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("gpu_graph_create needs the TRIGGER privilege on table %s to see its "
+                           "changes",
+                           get_rel_name(relid)),
+                    errhint("Ask its owner to GRANT TRIGGER, or register the graph with refresh "
+                            "=> 'manual' and call gpu_graph_refresh after changes.")));
+  const char* table =
+      quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid));
+  char sql[1024];
+  g_own_ddl = true;
+  PG_TRY();
+  {
+    snprintf(sql, sizeof sql,
+             "CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
+             "FOR EACH STATEMENT EXECUTE FUNCTION %s.gpu_routing_track_changes()",
+             kTriggerName, table, schema);
+    run_as_owner(sql, 0, nullptr, nullptr, nullptr, SPI_OK_UTILITY);
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", table, kTriggerName);
+    run_as_owner(sql, 0, nullptr, nullptr, nullptr, SPI_OK_UTILITY);
+  }
+  PG_FINALLY();
+  { g_own_ddl = false; }
+  PG_END_TRY();
+}
+
+// Drops our trigger from tables no remaining auto-refreshed graph reads.
+void drop_unused_triggers(const char* schema) {
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.tgname = '%s' AND NOT EXISTS ("
+           "SELECT 1 FROM %s.gpu_routing_graphs g WHERE g.refresh = 'auto' AND "
+           "t.tgrelid = ANY (g.tables::oid[]))",
+           kTriggerName, schema);
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  SPI_execute(sql, true, 0);
+  const uint64 count = SPI_processed;
+  Oid* relids = static_cast<Oid*>(SPI_palloc(sizeof(Oid) * (count + 1)));
+  for (uint64 i = 0; i < count; ++i) {
+    bool isnull;
+    relids[i] =
+        DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+  }
+  SPI_finish();
+  g_own_ddl = true;
+  PG_TRY();
+  {
+    for (uint64 i = 0; i < count; ++i) {
+      const char* table = quote_qualified_identifier(
+          get_namespace_name(get_rel_namespace(relids[i])), get_rel_name(relids[i]));
+      snprintf(sql, sizeof sql, "DROP TRIGGER IF EXISTS %s ON %s", kTriggerName, table);
+      run_as_owner(sql, 0, nullptr, nullptr, nullptr, SPI_OK_UTILITY);
+    }
+  }
+  PG_FINALLY();
+  { g_own_ddl = false; }
+  PG_END_TRY();
+}
+
+// --- Shared forms (call with g_shared->lock held) ------------------------------------------------
+
+TrackedTable* find_tracked(Oid relid, bool create) {
+  for (int i = 0; i < g_shared->tracked_count; ++i)
+    if (g_shared->tracked[i].database == MyDatabaseId && g_shared->tracked[i].relid == relid)
+      return &g_shared->tracked[i];
+  if (!create) return nullptr;
+  if (g_shared->tracked_count == kMaxTrackedTables) {
+    // Reuse entries no form refers to.
+    int kept = 0;
+    for (int i = 0; i < g_shared->tracked_count; ++i) {
+      const TrackedTable& t = g_shared->tracked[i];
+      bool referenced = false;
+      for (int f = 0; f < kMaxForms && !referenced; ++f) {
+        const SharedForm& form = g_shared->forms[f];
+        if (form.state == kFormFree || form.database != t.database) continue;
+        for (int k = 0; k < form.table_count; ++k)
+          if (form.tables[k] == t.relid) referenced = true;
+      }
+      if (referenced) g_shared->tracked[kept++] = t;
+    }
+    g_shared->tracked_count = kept;
+    if (kept == kMaxTrackedTables) return nullptr;
+  }
+  TrackedTable* t = &g_shared->tracked[g_shared->tracked_count++];
+  t->database = MyDatabaseId;
+  t->relid = relid;
+  t->version = 1;
+  return t;
+}
+
+int find_form(int64 id, int64 generation, bool directed) {
+  for (int f = 0; f < kMaxForms; ++f) {
+    const SharedForm& form = g_shared->forms[f];
+    if (form.state != kFormFree && form.database == MyDatabaseId && form.graph_id == id &&
+        form.generation == generation && form.directed == directed)
+      return f;
+  }
+  return -1;
+}
+
+bool form_is_fresh(const SharedForm& form) {
+  for (int k = 0; k < form.table_count; ++k) {
+    TrackedTable* t = find_tracked(form.tables[k], false);
+    if (t == nullptr || t->version != form.table_versions[k]) return false;
+  }
+  return true;
+}
+
+void free_form(int f) {
+  SharedForm& form = g_shared->forms[f];
+  if (form.state == kFormReady && form.handle != DSM_HANDLE_INVALID)
+    dsm_unpin_segment(form.handle);  // sessions still mapping it keep it until they let go
+  memset(&form, 0, sizeof form);
+}
+
+// Frees every form of a graph id in this database (all generations).
+void free_forms_of(int64 id) {
+  for (int f = 0; f < kMaxForms; ++f) {
+    SharedForm& form = g_shared->forms[f];
+    if (form.state == kFormReady && form.database == MyDatabaseId && form.graph_id == id)
+      free_form(f);
+  }
+}
+
+Size used_bytes() {
+  Size total = 0;
+  for (int f = 0; f < kMaxForms; ++f)
+    if (g_shared->forms[f].state != kFormFree) total += g_shared->forms[f].bytes;
+  return total;
+}
+
+// --- Cleanup: a build abandoned by an error, a cancel or the backend's exit
+// -----------------------
+
+void abandon_build() {
+  if (g_building_form < 0 || g_shared == nullptr) return;
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  SharedForm& form = g_shared->forms[g_building_form];
+  if (form.state == kFormBuilding && form.builder_pid == MyProcPid) memset(&form, 0, sizeof form);
+  LWLockRelease(g_shared->lock);
+  g_building_form = -1;
+  ConditionVariableBroadcast(&g_shared->form_changed);
+}
+
+void report_device_bytes_at_exit(SessionGraph& entry);
+
+// The process is going: its mappings and device memory go with it; only the shared counts and
+// a build it left half done need putting right.
+void on_backend_exit(int, Datum) {
+  abandon_build();
+  for (auto& entry : g_session)
+    if (entry.used) report_device_bytes_at_exit(entry);
+}
+
+bool g_exit_registered = false;
+void register_exit_cleanup() {
+  if (g_exit_registered) return;
+  before_shmem_exit(on_backend_exit, 0);
+  g_exit_registered = true;
+}
+
+void xact_callback(XactEvent event, void*) {
+  switch (event) {
+    case XACT_EVENT_PRE_PREPARE:
+      if (g_changed_count > 0 || g_changed_overflow)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("cannot PREPARE a transaction that changed a table of a kept graph"),
+                        errhint("Commit it directly: kept graphs see changes at commit.")));
+      break;
+    case XACT_EVENT_COMMIT:
+    case XACT_EVENT_PARALLEL_COMMIT:
+      // After the commit became visible to others: from now on a reader reading the versions
+      // first sees the new versions or builds from data that includes this commit.
+      if (g_shared != nullptr && (g_changed_count > 0 || g_changed_overflow)) {
+        LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+        for (int i = 0; i < g_shared->tracked_count; ++i) {
+          TrackedTable& t = g_shared->tracked[i];
+          if (t.database != MyDatabaseId) continue;
+          bool changed = g_changed_overflow;
+          for (int c = 0; c < g_changed_count && !changed; ++c)
+            changed = g_changed_tables[c] == t.relid;
+          if (changed) ++t.version;
+        }
+        LWLockRelease(g_shared->lock);
+      }
+      g_changed_count = 0;
+      g_changed_overflow = false;
+      g_registered_count = 0;
+      break;
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PARALLEL_ABORT:
+      abandon_build();
+      if (g_shared != nullptr && g_registered_count > 0) {
+        // Forms built for registrations that never committed.
+        LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+        for (int i = 0; i < g_registered_count; ++i) free_forms_of(g_registered_in_xact[i]);
+        LWLockRelease(g_shared->lock);
+      }
+      g_changed_count = 0;
+      g_changed_overflow = false;
+      g_registered_count = 0;
+      break;
+    default:
+      break;
+  }
+}
+
+void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+  // A build inside a savepoint or an exception block that failed there.
+  if (event == SUBXACT_EVENT_ABORT_SUB) abandon_build();
+}
+
+bool changed_in_this_transaction(const Oid* tables, int count) {
+  if (g_changed_overflow) return count > 0;
+  for (int i = 0; i < count; ++i)
+    for (int c = 0; c < g_changed_count; ++c)
+      if (g_changed_tables[c] == tables[i]) return true;
+  return false;
+}
+
+// --- Session mappings ---------------------------------------------------------------------------
+
+void report_device_bytes(SessionGraph& entry, int64 bytes) {
+  if (g_shared == nullptr || entry.form < 0 || bytes == entry.device_bytes) return;
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  SharedForm& form = g_shared->forms[entry.form];
+  if (form.state == kFormReady && form.handle == entry.handle)
+    form.device_bytes = std::max<int64>(0, form.device_bytes - entry.device_bytes + bytes);
+  LWLockRelease(g_shared->lock);
+  entry.device_bytes = bytes;
+}
+
+void report_device_bytes_at_exit(SessionGraph& entry) {
+  report_device_bytes(entry, 0);
+}
+
+void release_session_graph(SessionGraph& entry) {
+  report_device_bytes(entry, 0);
+  Failure failure;
+  guarded(&failure, [&] {
+    delete entry.engines;
+    delete entry.view;
+  });
+  entry.engines = nullptr;
+  entry.view = nullptr;
+  if (entry.segment != nullptr) dsm_detach(entry.segment);
+  memset(&entry, 0, sizeof entry);
+}
+
+// Lets go of mappings whose form is gone or was replaced (the segment is freed once every
+// session has let go). Call without the lock.
+void sweep_session_graphs() {
+  for (auto& entry : g_session) {
+    if (!entry.used) continue;
+    LWLockAcquire(g_shared->lock, LW_SHARED);
+    const SharedForm& form = g_shared->forms[entry.form];
+    const bool current =
+        form.state == kFormReady && form.handle == entry.handle && form.database == MyDatabaseId;
+    LWLockRelease(g_shared->lock);
+    if (!current) release_session_graph(entry);
+  }
+}
+
+SessionGraph* session_graph_for(dsm_handle handle) {
+  for (auto& entry : g_session)
+    if (entry.used && entry.handle == handle) return &entry;
+  return nullptr;
+}
+
+// Maps a ready form (called with the lock held, so the segment cannot go away meanwhile).
+SessionGraph* map_form(int f) {
+  SharedForm& form = g_shared->forms[f];
+  SessionGraph* entry = session_graph_for(form.handle);
+  if (entry != nullptr) return entry;
+  SessionGraph* slot = nullptr;
+  for (auto& e : g_session)
+    if (!e.used) {
+      slot = &e;
+      break;
+    }
+  if (slot == nullptr) {
+    // The least recently mapped one makes room.
+    slot = &g_session[0];
+    release_session_graph(*slot);
+  }
+  dsm_segment* segment = dsm_attach(form.handle);
+  if (segment == nullptr) return nullptr;
+  dsm_pin_mapping(segment);
+  Graph* view = nullptr;
+  EngineCache* engines = nullptr;
+  Failure failure;
+  const void* address = dsm_segment_address(segment);
+  const Size length = dsm_segment_map_length(segment);
+  bool ok = guarded(&failure, [&] {
+    view = new Graph(view_graph_image(address, length));
+    engines = new EngineCache();
+  });
+  if (!ok) {
+    dsm_detach(segment);
+    raise_failure(&failure);
+  }
+  slot->used = true;
+  slot->handle = form.handle;
+  slot->segment = segment;
+  slot->view = view;
+  slot->engines = engines;
+  slot->form = f;
+  slot->device_bytes = 0;
+  return slot;
+}
+
+// --- Building -----------------------------------------------------------------------------------
+
+struct BuiltGraph {
+  Graph* graph;  // owned, freed by the caller's guarded delete
+  int64 edge_rows;
+};
+
+// Reads the graph's query with a fresh snapshot under its search_path and builds it (with its
+// reversed CSR). The caller holds no lock.
+BuiltGraph read_and_build(const Registration& reg, bool directed, const char* function) {
+  static const ColumnSpec kEdgeColumns[] = {
+      {"id", ColumnKind::kInteger, true},
+      {"source", ColumnKind::kInteger, true},
+      {"target", ColumnKind::kInteger, true},
+      {"cost", ColumnKind::kNumerical, true},
+      {"reverse_cost", ColumnKind::kNumerical, false},
+  };
+  int level = push_search_path(reg.search_path);
+  // A snapshot taken now, after the versions were read: data at least as new as the label.
+  PushActiveSnapshot(GetTransactionSnapshot());
+  QueryColumns edges;
+  read_query_columns(reg.edges_sql, "edges_sql", function, kEdgeColumns, 5, &edges);
+  PopActiveSnapshot();
+  pop_search_path(level);
+  EdgeArrays arrays;
+  arrays.count = static_cast<std::size_t>(edges.rows);
+  arrays.ids = edges.present[0] ? edges.integers[0] : nullptr;
+  arrays.sources = edges.integers[1];
+  arrays.targets = edges.integers[2];
+  arrays.costs = edges.numbers[3];
+  arrays.reverse_costs = edges.present[4] ? edges.numbers[4] : nullptr;
+  BuiltGraph built{nullptr, edges.rows};
+  Failure failure;
+  bool ok = guarded(&failure, [&] {
+    std::unique_ptr<Graph> graph(
+        new Graph(build_graph(arrays, directed, CancelToken(cancel_requested))));
+    ensure_reverse(*graph);
+    built.graph = graph.release();
+  });
+  if (!ok) raise_failure(&failure);
+  return built;
+}
+
+// Makes room for `bytes` (least recently used forms go, with a NOTICE after the lock is let go).
+// False, with the reason in `problem`, when the graph alone exceeds gpu_routing.graph_memory or
+// cannot fit beside graphs being built. Called with the lock held exclusively; never raises.
+bool make_room(const Registration& reg, Size bytes, int building, char* problem, size_t size,
+               char* evicted, size_t evicted_size) {
+  const Size limit = graph_memory_bytes();
+  evicted[0] = '\0';
+  if (bytes > limit) {
+    snprintf(problem, size, "kept graph \"%s\" takes %s, more than gpu_routing.graph_memory (%s)",
+             reg.name, bytes_text(bytes).c_str(), bytes_text(limit).c_str());
+    return false;
+  }
+  while (used_bytes() + bytes > limit) {
+    int oldest = -1;
+    for (int f = 0; f < kMaxForms; ++f) {
+      const SharedForm& form = g_shared->forms[f];
+      if (form.state != kFormReady || f == building) continue;
+      if (oldest < 0 || form.last_used < g_shared->forms[oldest].last_used) oldest = f;
+    }
+    if (oldest < 0) {
+      snprintf(problem, size,
+               "kept graph \"%s\" (%s) does not fit in gpu_routing.graph_memory (%s) beside the "
+               "graphs being built",
+               reg.name, bytes_text(bytes).c_str(), bytes_text(limit).c_str());
+      return false;
+    }
+    const size_t used = strlen(evicted);
+    snprintf(evicted + used, evicted_size - used, "%s%s (%s)", used > 0 ? ", " : "",
+             g_shared->forms[oldest].name, bytes_text(g_shared->forms[oldest].bytes).c_str());
+    free_form(oldest);
+  }
+  return true;
+}
+
+// Builds the form `f` (claimed by this backend, state building) and publishes it.
+SessionGraph* build_form(const Registration& reg, bool directed, int f, double* build_ms) {
+  instr_time start;
+  INSTR_TIME_SET_CURRENT(start);
+  g_building_form = f;
+  BuiltGraph built = read_and_build(reg, directed, "kept graph build");
+  Size bytes = 0;
+  Failure failure;
+  bool ok = guarded(&failure, [&] { bytes = graph_image_bytes(*built.graph); });
+  auto free_built = [&] {
+    Failure ignored;
+    guarded(&ignored, [&] { delete built.graph; });
+    built.graph = nullptr;
+  };
+  if (!ok) {
+    free_built();
+    raise_failure(&failure);
+  }
+  char problem[320], evicted[512];
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  const bool fits = make_room(reg, bytes, f, problem, sizeof problem, evicted, sizeof evicted);
+  if (fits) g_shared->forms[f].bytes = bytes;  // counted while the image is written
+  LWLockRelease(g_shared->lock);
+  if (evicted[0] != '\0')
+    ereport(NOTICE, (errmsg("evicted from memory to make room for kept graph \"%s\": %s; they "
+                            "are rebuilt when next used",
+                            reg.name, evicted)));
+  if (!fits) {
+    free_built();
+    ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("%s", problem),
+                    errhint("Raise gpu_routing.graph_memory in postgresql.conf, or call with "
+                            "edges_sql.")));
+  }
+
+  dsm_segment* segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+  if (segment == nullptr) {
+    free_built();
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+             errmsg("no dynamic shared memory segment left for kept graph \"%s\"", reg.name)));
+  }
+  ok = guarded(&failure, [&] { write_graph_image(*built.graph, dsm_segment_address(segment)); });
+  free_built();
+  if (!ok) raise_failure(&failure);
+  instr_time now;
+  INSTR_TIME_SET_CURRENT(now);
+  INSTR_TIME_SUBTRACT(now, start);
+  *build_ms = INSTR_TIME_GET_MILLISEC(now);
+
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  SharedForm& form = g_shared->forms[f];
+  dsm_pin_segment(segment);
+  dsm_pin_mapping(segment);
+  form.handle = dsm_segment_handle(segment);
+  form.state = kFormReady;
+  form.builder_pid = 0;
+  Graph* view = nullptr;
+  EngineCache* engines = nullptr;
+  ok = guarded(&failure, [&] {
+    view = new Graph(view_graph_image(dsm_segment_address(segment), bytes));
+    engines = new EngineCache();
+  });
+  form.vertices = ok ? view->vertex_count() : 0;
+  form.arcs = ok ? view->arc_count() : 0;
+  form.edge_rows = built.edge_rows;
+  form.built_at = GetCurrentTimestamp();
+  form.last_used = form.built_at;
+  form.build_ms = *build_ms;
+  LWLockRelease(g_shared->lock);
+  g_building_form = -1;
+  ConditionVariableBroadcast(&g_shared->form_changed);
+  if (!ok) raise_failure(&failure);
+  SessionGraph* slot = nullptr;
+  for (auto& e : g_session)
+    if (!e.used) {
+      slot = &e;
+      break;
+    }
+  if (slot == nullptr) {
+    slot = &g_session[0];
+    release_session_graph(*slot);
+  }
+  slot->used = true;
+  slot->handle = form.handle;
+  slot->segment = segment;
+  slot->view = view;
+  slot->engines = engines;
+  slot->form = f;
+  slot->device_bytes = 0;
+  return slot;
+}
+
+// The form of `reg` for `directed`: mapped into this session, fresh (its tables' versions
+// unchanged since its snapshot). Waits for a build in progress elsewhere; builds it otherwise.
+SessionGraph* acquire_form(const Registration& reg, bool directed, double* build_ms) {
+  *build_ms = 0;
+  register_exit_cleanup();
+  sweep_session_graphs();
+  for (;;) {
+    CHECK_FOR_INTERRUPTS();
+    LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+    int f = find_form(reg.id, reg.generation, directed);
+    if (f >= 0 && g_shared->forms[f].state == kFormReady && form_is_fresh(g_shared->forms[f])) {
+      SharedForm& form = g_shared->forms[f];
+      SessionGraph* entry = map_form(f);
+      if (entry != nullptr) {
+        form.calls++;
+        form.last_used = GetCurrentTimestamp();
+        LWLockRelease(g_shared->lock);
+        ConditionVariableCancelSleep();
+        return entry;
+      }
+      memset(&form, 0, sizeof form);  // its segment is gone: rebuild
+      f = -1;
+    }
+    if (f >= 0 && g_shared->forms[f].state == kFormBuilding &&
+        g_shared->forms[f].builder_pid != MyProcPid) {
+      LWLockRelease(g_shared->lock);
+      // Another session builds it: wait for that one build (a cancel still lands here).
+      ConditionVariableTimedSleep(&g_shared->form_changed, 100, PG_WAIT_EXTENSION);
+      continue;
+    }
+    ConditionVariableCancelSleep();
+    // Absent or stale: claim a slot and build. The versions are read now, before the snapshot.
+    if (f >= 0) free_form(f);
+    int slot = -1;
+    for (int i = 0; i < kMaxForms && slot < 0; ++i)
+      if (g_shared->forms[i].state == kFormFree) slot = i;
+    if (slot < 0) {
+      // Every slot taken: the least recently used ready form goes.
+      for (int i = 0; i < kMaxForms; ++i) {
+        const SharedForm& form = g_shared->forms[i];
+        if (form.state == kFormReady &&
+            (slot < 0 || form.last_used < g_shared->forms[slot].last_used))
+          slot = i;
+      }
+      if (slot < 0) {
+        LWLockRelease(g_shared->lock);
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("every one of the %d kept graph slots is being built", kMaxForms)));
+      }
+      free_form(slot);
+    }
+    SharedForm& form = g_shared->forms[slot];
+    form.state = kFormBuilding;
+    copy_name(form.name, sizeof form.name, reg.name);
+    form.database = MyDatabaseId;
+    form.graph_id = reg.id;
+    form.generation = reg.generation;
+    form.directed = directed;
+    form.builder_pid = MyProcPid;
+    form.table_count = 0;
+    if (!reg.manual) {
+      for (int k = 0; k < reg.table_count; ++k) {
+        TrackedTable* t = find_tracked(reg.tables[k], true);
+        if (t == nullptr) {
+          memset(&form, 0, sizeof form);
+          LWLockRelease(g_shared->lock);
+          ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                          errmsg("kept graphs track at most %d tables", kMaxTrackedTables)));
+        }
+        form.tables[form.table_count] = t->relid;
+        form.table_versions[form.table_count++] = t->version;
+      }
+    }
+    g_building_form = slot;
+    LWLockRelease(g_shared->lock);
+    return build_form(reg, directed, slot, build_ms);
+  }
+}
+
+// --- Resolving a call's edges_sql ----------------------------------------------------------------
+
+bool same_tables(const QueryReads& reads, const Registration& reg) {
+  if (reads.table_count != reg.table_count) return false;
+  for (int i = 0; i < reads.table_count; ++i) {
+    bool found = false;
+    for (int k = 0; k < reg.table_count && !found; ++k) found = reg.tables[k] == reads.tables[i];
+    if (!found) return false;
+  }
+  return true;
+}
+
+// The registration a graph-management call names, with the caller's rights to manage it.
+Registration registration_to_manage(const char* name, const char* function) {
+  Registration reg;
+  read_registration(name, true, &reg);
+  if (!reg.found)
+    ereport(ERROR,
+            (errcode(ERRCODE_UNDEFINED_OBJECT),
+             errmsg("%s: there is no kept graph named \"%s\" in this database", function, name),
+             errhint("SELECT name FROM gpu_graphs() lists them.")));
+  if (reg.owner != GetUserId() && !superuser())
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("%s: only the owner of kept graph \"%s\" (%s) or a superuser may do this",
+                    function, name, GetUserNameFromId(reg.owner, false))));
+  return reg;
+}
+
+// Builds the directed form of a (new or refreshed) registration now, when this transaction has
+// written nothing yet: a build sees the transaction's own uncommitted writes, which must never be
+// shared. Otherwise the first call after commit builds it. Returns a line for the caller.
+std::string build_now(const Registration& reg, bool wrote_before) {
+  if (wrote_before)
+    return "not built yet: this transaction wrote before; the first call after commit builds it";
+  double build_ms = 0;
+  SessionGraph* entry = acquire_form(reg, true, &build_ms);
+  LWLockAcquire(g_shared->lock, LW_SHARED);
+  const SharedForm& form = g_shared->forms[entry->form];
+  char text[256];
+  snprintf(text, sizeof text, "%lld vertices, %lld arcs from %lld rows, %s, built in %.0f ms",
+           static_cast<long long>(form.vertices), static_cast<long long>(form.arcs),
+           static_cast<long long>(form.edge_rows), bytes_text(form.bytes).c_str(), build_ms);
+  LWLockRelease(g_shared->lock);
+  return text;
+}
+
+void remember_registration(int64 id) {
+  if (g_registered_count < kMaxRegisteredInXact) g_registered_in_xact[g_registered_count++] = id;
+}
+
+// Lists the tables of `reads` as a regclass[] Datum.
+Datum tables_datum(const QueryReads& reads) {
+  Datum elements[kMaxTablesPerGraph];
+  for (int i = 0; i < reads.table_count; ++i) elements[i] = ObjectIdGetDatum(reads.tables[i]);
+  return PointerGetDatum(
+      construct_array(elements, reads.table_count, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT));
+}
+
+}  // namespace
+
+int push_search_path(const char* path) {
+  int level = NewGUCNestLevel();
+  if (path != nullptr)
+    (void)set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
+                            0, false);
+  return level;
+}
+
+void pop_search_path(int level) {
+  AtEOXact_GUC(true, level);
+}
+
+bool kept_graphs_available() {
+  return g_shared != nullptr;
+}
+
+void kept_graphs_init() {
+  DefineCustomIntVariable(
+      "gpu_routing.graph_memory", "Shared memory all kept graphs of the server may take.",
+      "Graphs unused longest are evicted (and rebuilt when next used) to make room; a graph "
+      "larger than this alone is refused.",
+      &g_graph_memory_mb, 1024, 1, INT_MAX / 2, PGC_SIGHUP, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+  RegisterXactCallback(xact_callback, nullptr);
+  RegisterSubXactCallback(subxact_callback, nullptr);
+  if (!process_shared_preload_libraries_in_progress) return;
+  g_previous_shmem_request = shmem_request_hook;
+  shmem_request_hook = shmem_request;
+  g_previous_shmem_startup = shmem_startup_hook;
+  shmem_startup_hook = shmem_startup;
+}
+
+void resolve_kept_graph(const char* edges_sql, bool directed, const char* function,
+                        KeptGraphUse* use) {
+  *use = KeptGraphUse();
+  use->read_sql = edges_sql;
+  const bool named = strncmp(edges_sql, kGraphPrefix, strlen(kGraphPrefix)) == 0;
+  Registration reg;
+  if (named) {
+    const char* name = edges_sql + strlen(kGraphPrefix);
+    if (!valid_graph_name(name))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("\"%s\" is not a valid kept graph name", name),
+                      errhint("Names are identifiers: letters, digits and _, at most 63 bytes.")));
+    read_registration(name, true, &reg);
+    if (!reg.found)
+      ereport(ERROR,
+              (errcode(ERRCODE_UNDEFINED_OBJECT),
+               errmsg("%s: there is no kept graph named \"%s\" in this database", function, name),
+               errhint("Create it with gpu_graph_create('%s', edges_sql); SELECT name FROM "
+                       "gpu_graphs() lists them.",
+                       name)));
+    if (reg.unusable != nullptr)
+      ereport(ERROR,
+              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+               errmsg("kept graph \"%s\" is unusable: %s", name, reg.unusable),
+               errhint("Run SELECT gpu_graph_refresh('%s') once its query works again.", name)));
+    require_shared_memory(function);
+  } else {
+    if (g_shared == nullptr || extension_schema() == nullptr) return;
+    char* normalized = normalize_sql(edges_sql);
+    read_registration(normalized, false, &reg);
+    if (!reg.found || reg.unusable != nullptr) return;
+  }
+  copy_name(use->name, sizeof use->name, reg.name);
+  // The caller's right to read what the graph's query reads, now; and for a matched query, that
+  // it reads the same tables under the caller's search_path.
+  QueryReads reads;
+  int level = push_search_path(named ? reg.search_path : nullptr);
+  analyze_query(named ? reg.edges_sql : edges_sql, function, false, &reads);
+  pop_search_path(level);
+  if (!named && !same_tables(reads, reg)) {
+    use->name[0] = '\0';
+    return;
+  }
+  use->read_sql = reg.edges_sql;
+  use->read_search_path = reg.search_path;
+  const char* why_private = nullptr;
+  if (reads.row_security)
+    why_private = "read privately: row-level security applies to its tables";
+  else if (IsolationUsesXactSnapshot())
+    why_private = "read privately: REPEATABLE READ and SERIALIZABLE calls read their own snapshot";
+  else if (changed_in_this_transaction(reg.tables, reg.table_count))
+    why_private = "read privately: this transaction changed its tables";
+  if (why_private != nullptr) {
+    copy_name(use->how, sizeof use->how, why_private);
+    return;
+  }
+  double build_ms = 0;
+  SessionGraph* entry = acquire_form(reg, directed, &build_ms);
+  use->graph = entry->view;
+  use->engines = entry->engines;
+  use->build_ms = build_ms;
+  LWLockAcquire(g_shared->lock, LW_SHARED);
+  use->edge_rows = g_shared->forms[entry->form].edge_rows;
+  LWLockRelease(g_shared->lock);
+  if (build_ms > 0)
+    snprintf(use->how, sizeof use->how, "kept graph built by this call (%.0f ms)", build_ms);
+}
+
+void note_kept_engine(const KeptGraphUse& use) {
+  if (use.graph == nullptr || g_shared == nullptr) return;
+  for (auto& entry : g_session) {
+    if (!entry.used || entry.view != use.graph) continue;
+    // A kept GPU engine holds the graph's CSR on the device (forward, and reversed for paths).
+    int64 bytes = 0;
+    if (!entry.engines->empty())
+      bytes =
+          static_cast<int64>(use.graph->forward.memory_bytes() + use.graph->reverse.memory_bytes());
+    report_device_bytes(entry, bytes);
+  }
+}
+
+void kept_graphs_info(void (*add)(void* arg, const char* name, const char* value), void* arg) {
+  char text[256];
+  if (g_shared == nullptr) {
+    add(arg, "kept graphs", "off: gpu_routing is not in shared_preload_libraries");
+    return;
+  }
+  int forms = 0;
+  LWLockAcquire(g_shared->lock, LW_SHARED);
+  for (int f = 0; f < kMaxForms; ++f)
+    if (g_shared->forms[f].state == kFormReady) ++forms;
+  const Size used = used_bytes();
+  LWLockRelease(g_shared->lock);
+  snprintf(text, sizeof text,
+           "%d built forms in shared memory, %s of %s (gpu_routing.graph_memory)", forms,
+           bytes_text(used).c_str(), bytes_text(graph_memory_bytes()).c_str());
+  add(arg, "kept graphs", text);
+}
+
+}  // namespace gpu_routing::pg
+
+using namespace gpu_routing::pg;
+
+// gpu_graph_create(name, edges_sql, refresh): checks as the caller, registers as the registry's
+// owner, builds the directed form.
+extern "C" Datum gpu_graph_create(PG_FUNCTION_ARGS) {
+  const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  const char* edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
+  const char* refresh = text_to_cstring(PG_GETARG_TEXT_PP(2));
+  require_shared_memory("gpu_graph_create");
+  const bool wrote_before = TransactionIdIsValid(GetTopTransactionIdIfAny());
+  if (!valid_graph_name(name))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("\"%s\" is not a valid kept graph name", name),
+                    errhint("Names are identifiers: letters, digits and _, at most 63 bytes.")));
+  if (strcmp(refresh, "auto") != 0 && strcmp(refresh, "manual") != 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("refresh of gpu_graph_create must be 'auto' or 'manual', not '%s'", refresh)));
+  if (strncmp(edges_sql, kGraphPrefix, strlen(kGraphPrefix)) == 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("edges_sql of gpu_graph_create must be a query, not a graph name")));
+  const bool manual = strcmp(refresh, "manual") == 0;
+  const char* schema = extension_schema();
+  Registration existing;
+  read_registration(name, true, &existing);
+  if (existing.found)
+    ereport(ERROR,
+            (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("kept graph \"%s\" already exists", name),
+             errhint("gpu_graph_refresh('%s') rebuilds it; gpu_graph_drop('%s') drops it.", name,
+                     name)));
+  QueryReads reads;
+  analyze_query(edges_sql, "gpu_graph_create", true, &reads);
+  if (!manual && reads.untrackable[0] != '\0')
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("the changes edges_sql reads cannot be tracked: %s", reads.untrackable),
+                    errhint("Register it with refresh => 'manual': then the owner calls "
+                            "gpu_graph_refresh('%s') after every change.",
+                            name)));
+  // Triggers first: creating one locks its table against writers until this transaction ends, so
+  // no change can slip between the build's snapshot and the trigger.
+  if (!manual)
+    for (int i = 0; i < reads.table_count; ++i)
+      if (is_base_table(reads.relkinds[i])) ensure_trigger(reads.tables[i], schema);
+
+  char* search_path = GetConfigOptionByName("search_path", nullptr, false);
+  char sql[512];
+  Oid types[7] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, REGCLASSARRAYOID, TEXTOID};
+  Datum values[7] = {
+      CStringGetTextDatum(name),        ObjectIdGetDatum(GetUserId()),
+      CStringGetTextDatum(edges_sql),   CStringGetTextDatum(normalize_sql(edges_sql)),
+      CStringGetTextDatum(search_path), tables_datum(reads),
+      CStringGetTextDatum(refresh)};
+  // owner is regrole: pass the oid through a cast.
+  snprintf(sql, sizeof sql,
+           "INSERT INTO %s.gpu_routing_graphs (name, owner, edges_sql, normalized_sql, "
+           "search_path, tables, refresh) VALUES ($1, $2::regrole, $3, $4, $5, $6, $7)",
+           schema);
+  run_as_owner(sql, 7, types, values, nullptr, SPI_OK_INSERT);
+  Registration reg;
+  read_registration(name, true, &reg);
+  remember_registration(reg.id);
+  std::string line = build_now(reg, wrote_before);
+  char* result = psprintf("kept graph %s: %s", name, line.c_str());
+  PG_RETURN_TEXT_P(cstring_to_text(result));
+}
+
+extern "C" Datum gpu_graph_refresh(PG_FUNCTION_ARGS) {
+  const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  require_shared_memory("gpu_graph_refresh");
+  const bool wrote_before = TransactionIdIsValid(GetTopTransactionIdIfAny());
+  Registration reg = registration_to_manage(name, "gpu_graph_refresh");
+  const char* schema = extension_schema();
+  QueryReads reads;
+  int level = push_search_path(reg.search_path);
+  analyze_query(reg.edges_sql, "gpu_graph_refresh", true, &reads);
+  pop_search_path(level);
+  if (!reg.manual && reads.untrackable[0] != '\0')
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("the changes the query of \"%s\" reads cannot be tracked: %s", name,
+                           reads.untrackable)));
+  if (!reg.manual)
+    for (int i = 0; i < reads.table_count; ++i)
+      if (is_base_table(reads.relkinds[i])) ensure_trigger(reads.tables[i], schema);
+  // Which forms were built: refresh rebuilds those (the directed one at least).
+  bool had_undirected = false;
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  for (int f = 0; f < kMaxForms; ++f) {
+    const SharedForm& form = g_shared->forms[f];
+    if (form.state == kFormReady && form.database == MyDatabaseId && form.graph_id == reg.id &&
+        !form.directed)
+      had_undirected = true;
+  }
+  free_forms_of(reg.id);
+  LWLockRelease(g_shared->lock);
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "UPDATE %s.gpu_routing_graphs SET tables = $2, unusable = NULL, "
+           "generation = generation + 1 WHERE id = $1",
+           schema);
+  Oid types[2] = {INT8OID, REGCLASSARRAYOID};
+  Datum values[2] = {Int64GetDatum(reg.id), tables_datum(reads)};
+  run_as_owner(sql, 2, types, values, nullptr, SPI_OK_UPDATE);
+  read_registration(name, true, &reg);
+  std::string line = build_now(reg, wrote_before);
+  if (had_undirected && !wrote_before) {
+    double build_ms;
+    acquire_form(reg, false, &build_ms);
+    line += "; undirected form rebuilt";
+  }
+  char* result = psprintf("kept graph %s: %s", name, line.c_str());
+  PG_RETURN_TEXT_P(cstring_to_text(result));
+}
+
+extern "C" Datum gpu_graph_drop(PG_FUNCTION_ARGS) {
+  const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  Registration reg = registration_to_manage(name, "gpu_graph_drop");
+  const char* schema = extension_schema();
+  char sql[256];
+  snprintf(sql, sizeof sql, "DELETE FROM %s.gpu_routing_graphs WHERE id = $1", schema);
+  Oid types[1] = {INT8OID};
+  Datum values[1] = {Int64GetDatum(reg.id)};
+  run_as_owner(sql, 1, types, values, nullptr, SPI_OK_DELETE);
+  drop_unused_triggers(schema);
+  if (g_shared != nullptr) {
+    LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+    free_forms_of(reg.id);
+    LWLockRelease(g_shared->lock);
+  }
+  PG_RETURN_VOID();
+}
+
+// gpu_graphs(): the registrations joined with their built forms.
+extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
+  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  const char* schema = extension_schema();
+  if (schema == nullptr) return (Datum)0;
+  MemoryContext caller = CurrentMemoryContext;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT name, owner, edges_sql, tables, refresh, id, generation, unusable, "
+           "tables::oid[] FROM %s.gpu_routing_graphs ORDER BY name",
+           schema);
+  SPI_execute(sql, true, 0);
+  for (uint64 r = 0; r < SPI_processed; ++r) {
+    HeapTuple row = SPI_tuptable->vals[r];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    Datum values[16];
+    bool nulls[16] = {false};
+    for (int c = 0; c < 5; ++c) values[c] = SPI_getbinval(row, desc, c + 1, &nulls[c]);
+    const int64 id = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
+    const int64 generation = DatumGetInt64(SPI_getbinval(row, desc, 7, &isnull));
+    bool no_reason;
+    Datum unusable = SPI_getbinval(row, desc, 8, &no_reason);
+    std::string forms, state = "not built", note;
+    int64 vertices = -1, edges = -1, calls = 0, host = 0, device = 0;
+    TimestampTz built_at = 0, last_used = 0;
+    double build_ms = -1;
+    bool any = false;
+    if (g_shared != nullptr) {
+      LWLockAcquire(g_shared->lock, LW_SHARED);
+      bool fresh = false, stale = false, building = false;
+      for (int f = 0; f < kMaxForms; ++f) {
+        const SharedForm& form = g_shared->forms[f];
+        if (form.state == kFormFree || form.database != MyDatabaseId || form.graph_id != id ||
+            form.generation != generation)
+          continue;
+        any = true;
+        if (!forms.empty()) forms += ", ";
+        forms += form.directed ? "directed" : "undirected";
+        if (form.state == kFormBuilding) {
+          building = true;
+          continue;
+        }
+        (form_is_fresh(form) ? fresh : stale) = true;
+        if (vertices < 0 || form.directed) {
+          vertices = form.vertices;
+          edges = form.edge_rows;
+        }
+        host += static_cast<int64>(form.bytes);
+        device += form.device_bytes;
+        calls += form.calls;
+        if (form.built_at > built_at) {
+          built_at = form.built_at;
+          build_ms = form.build_ms;
+        }
+        last_used = std::max(last_used, form.last_used);
+      }
+      LWLockRelease(g_shared->lock);
+      state = building ? "building" : fresh ? "fresh" : stale ? "stale" : "not built";
+      if (stale && !fresh) note = "its tables changed: rebuilt on the next call";
+      if (state == "not built")
+        note = "built on first use (after a restart, an eviction or a refresh)";
+    } else {
+      note = "kept graphs are off: gpu_routing is not in shared_preload_libraries";
+    }
+    if (!no_reason) {
+      state = "unusable";
+      note = TextDatumGetCString(unusable);
+    }
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    values[5] = CStringGetTextDatum(state.c_str());
+    nulls[6] = !any;
+    values[6] = CStringGetTextDatum(forms.c_str());
+    nulls[7] = vertices < 0;
+    values[7] = Int64GetDatum(vertices);
+    nulls[8] = edges < 0;
+    values[8] = Int64GetDatum(edges);
+    nulls[9] = !any;
+    values[9] = Int64GetDatum(host);
+    nulls[10] = !any;
+    values[10] = Int64GetDatum(device);
+    nulls[11] = built_at == 0;
+    values[11] = TimestampTzGetDatum(built_at);
+    nulls[12] = build_ms < 0;
+    values[12] = Float8GetDatum(build_ms);
+    values[13] = Int64GetDatum(calls);
+    nulls[14] = last_used == 0;
+    values[14] = TimestampTzGetDatum(last_used);
+    nulls[15] = note.empty();
+    values[15] = CStringGetTextDatum(note.c_str());
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    MemoryContextSwitchTo(spi);
+  }
+  SPI_finish();
+  return (Datum)0;
+}
+
+// The statement trigger on kept graphs' tables: notes the table as changed by this transaction.
+extern "C" Datum gpu_routing_track_changes(PG_FUNCTION_ARGS) {
+  if (!CALLED_AS_TRIGGER(fcinfo))
+    ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                    errmsg("gpu_routing_track_changes() is a trigger function")));
+  TriggerData* data = reinterpret_cast<TriggerData*>(fcinfo->context);
+  const Oid relid = RelationGetRelid(data->tg_relation);
+  bool known = false;
+  for (int i = 0; i < g_changed_count && !known; ++i) known = g_changed_tables[i] == relid;
+  if (!known) {
+    if (g_changed_count < kMaxChangedTables)
+      g_changed_tables[g_changed_count++] = relid;
+    else
+      g_changed_overflow = true;
+  }
+  return PointerGetDatum(nullptr);
+}
+
+// The event trigger (ddl_command_end, sql_drop): ALTER or DROP of a table or view a kept graph
+// reads, or of our trigger on it, marks the graph unusable until gpu_graph_refresh. Transactional:
+// a rolled-back ALTER leaves the graph as it was.
+extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
+  if (!CALLED_AS_EVENT_TRIGGER(fcinfo)) PG_RETURN_NULL();
+  if (g_own_ddl) PG_RETURN_NULL();
+  Oid extension = get_extension_oid("gpu_routing", true);
+  if (!OidIsValid(extension) || creating_extension) PG_RETURN_NULL();
+  if (!OidIsValid(get_relname_relid("gpu_routing_graphs", get_extension_schema(extension))))
+    PG_RETURN_NULL();
+  const char* schema = extension_schema();
+  EventTriggerData* data = reinterpret_cast<EventTriggerData*>(fcinfo->context);
+  const bool dropping = strcmp(data->event, "sql_drop") == 0;
+  char changed[1024];
+  if (dropping)
+    snprintf(changed, sizeof changed,
+             "SELECT CASE WHEN classid = 'pg_catalog.pg_trigger'::regclass THEN "
+             "pg_catalog.to_regclass(pg_catalog.quote_ident(address_names[1]) || '.' || "
+             "pg_catalog.quote_ident(address_names[2]))::oid ELSE objid END AS objid, "
+             "'DROP ' || object_type || ' ' || object_identity AS what "
+             "FROM pg_catalog.pg_event_trigger_dropped_objects() WHERE classid = "
+             "'pg_catalog.pg_class'::regclass OR (classid = 'pg_catalog.pg_trigger'::regclass AND "
+             "address_names[3] = '%s')",
+             kTriggerName);
+  else
+    snprintf(changed, sizeof changed,
+             "SELECT objid, command_tag || ' ' || object_identity AS what FROM "
+             "pg_catalog.pg_event_trigger_ddl_commands() WHERE classid = "
+             "'pg_catalog.pg_class'::regclass");
+  char* sql = psprintf(
+      "UPDATE %s.gpu_routing_graphs g SET unusable = c.what || ' changed what it reads' "
+      "FROM (%s) c WHERE c.objid = ANY (g.tables::oid[]) AND g.unusable IS NULL",
+      schema, changed);
+  // Only the registry's owner may write it; the DDL's own user is not.
+  Oid owner = registry_owner();
+  Oid saved_user;
+  int saved_context;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  SPI_execute(sql, false, 0);
+  SPI_finish();
+  SetUserIdAndSecContext(saved_user, saved_context);
+  PG_RETURN_NULL();
+}
