@@ -11,7 +11,7 @@ OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
 
 # pg_regress: sql/<test>.sql against expected/<test>.out. The data lives in ../shared/data
 # (GPU_ROUTING_DATA overrides); setup loads it into the test database.
-REGRESS = setup sssp path apsp rows inner_query errors settings info
+REGRESS = setup sssp path apsp rows inner_query errors settings info kept_graphs
 REGRESS_OPTS = --load-extension=plpgsql
 
 PG_CONFIG ?= pg_config

@@ -806,11 +806,12 @@ bool make_room(const Registration& reg, Size bytes, int building, char* problem,
 }
 
 // Builds the form `f` (claimed by this backend, state building) and publishes it.
-SessionGraph* build_form(const Registration& reg, bool directed, int f, double* build_ms) {
+SessionGraph* build_form(const Registration& reg, bool directed, int f, double* build_ms,
+                         const char* function) {
   instr_time start;
   INSTR_TIME_SET_CURRENT(start);
   g_building_form = f;
-  BuiltGraph built = read_and_build(reg, directed, "kept graph build");
+  BuiltGraph built = read_and_build(reg, directed, function);
   Size bytes = 0;
   Failure failure;
   bool ok = guarded(&failure, [&] { bytes = graph_image_bytes(*built.graph); });
@@ -899,7 +900,8 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
 
 // The form of `reg` for `directed`: mapped into this session, fresh (its tables' versions
 // unchanged since its snapshot). Waits for a build in progress elsewhere; builds it otherwise.
-SessionGraph* acquire_form(const Registration& reg, bool directed, double* build_ms) {
+SessionGraph* acquire_form(const Registration& reg, bool directed, double* build_ms,
+                           const char* function) {
   *build_ms = 0;
   register_exit_cleanup();
   sweep_session_graphs();
@@ -972,7 +974,7 @@ SessionGraph* acquire_form(const Registration& reg, bool directed, double* build
     }
     g_building_form = slot;
     LWLockRelease(g_shared->lock);
-    return build_form(reg, directed, slot, build_ms);
+    return build_form(reg, directed, slot, build_ms, function);
   }
 }
 
@@ -1008,11 +1010,11 @@ Registration registration_to_manage(const char* name, const char* function) {
 // Builds the directed form of a (new or refreshed) registration now, when this transaction has
 // written nothing yet: a build sees the transaction's own uncommitted writes, which must never be
 // shared. Otherwise the first call after commit builds it. Returns a line for the caller.
-std::string build_now(const Registration& reg, bool wrote_before) {
+std::string build_now(const Registration& reg, bool wrote_before, const char* function) {
   if (wrote_before)
     return "not built yet: this transaction wrote before; the first call after commit builds it";
   double build_ms = 0;
-  SessionGraph* entry = acquire_form(reg, true, &build_ms);
+  SessionGraph* entry = acquire_form(reg, true, &build_ms, function);
   LWLockAcquire(g_shared->lock, LW_SHARED);
   const SharedForm& form = g_shared->forms[entry->form];
   char text[256];
@@ -1125,7 +1127,7 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
     return;
   }
   double build_ms = 0;
-  SessionGraph* entry = acquire_form(reg, directed, &build_ms);
+  SessionGraph* entry = acquire_form(reg, directed, &build_ms, function);
   use->graph = entry->view;
   use->engines = entry->engines;
   use->build_ms = build_ms;
@@ -1230,7 +1232,7 @@ extern "C" Datum gpu_graph_create(PG_FUNCTION_ARGS) {
   Registration reg;
   read_registration(name, true, &reg);
   remember_registration(reg.id);
-  std::string line = build_now(reg, wrote_before);
+  std::string line = build_now(reg, wrote_before, "gpu_graph_create");
   char* result = psprintf("kept graph %s: %s", name, line.c_str());
   PG_RETURN_TEXT_P(cstring_to_text(result));
 }
@@ -1272,10 +1274,10 @@ extern "C" Datum gpu_graph_refresh(PG_FUNCTION_ARGS) {
   Datum values[2] = {Int64GetDatum(reg.id), tables_datum(reads)};
   run_as_owner(sql, 2, types, values, nullptr, SPI_OK_UPDATE);
   read_registration(name, true, &reg);
-  std::string line = build_now(reg, wrote_before);
+  std::string line = build_now(reg, wrote_before, "gpu_graph_refresh");
   if (had_undirected && !wrote_before) {
     double build_ms;
-    acquire_form(reg, false, &build_ms);
+    acquire_form(reg, false, &build_ms, "gpu_graph_refresh");
     line += "; undirected form rebuilt";
   }
   char* result = psprintf("kept graph %s: %s", name, line.c_str());
@@ -1362,6 +1364,8 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
       LWLockRelease(g_shared->lock);
       state = building ? "building" : fresh ? "fresh" : stale ? "stale" : "not built";
       if (stale && !fresh) note = "its tables changed: rebuilt on the next call";
+      if (fresh && strcmp(TextDatumGetCString(values[4]), "manual") == 0)
+        note = "refresh => manual: changes are seen after gpu_graph_refresh";
       if (state == "not built")
         note = "built on first use (after a restart, an eviction or a refresh)";
     } else {
@@ -1445,12 +1449,14 @@ extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
     snprintf(changed, sizeof changed,
              "SELECT objid, command_tag || ' ' || object_identity AS what FROM "
              "pg_catalog.pg_event_trigger_ddl_commands() WHERE classid = "
-             "'pg_catalog.pg_class'::regclass");
+             "'pg_catalog.pg_class'::regclass AND command_tag <> 'REFRESH MATERIALIZED VIEW'");
   char* sql = psprintf(
       "UPDATE %s.gpu_routing_graphs g SET unusable = c.what || ' changed what it reads' "
       "FROM (%s) c WHERE c.objid = ANY (g.tables::oid[]) AND g.unusable IS NULL",
       schema, changed);
-  // Only the registry's owner may write it; the DDL's own user is not.
+  // REFRESH MATERIALIZED VIEW changes data, not structure: graphs reading a materialized view are
+  // refreshed by hand (refresh => 'manual'). Only the registry's owner may write it; the DDL's own
+  // user is not.
   Oid owner = registry_owner();
   Oid saved_user;
   int saved_context;
