@@ -1113,6 +1113,20 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
     use->name[0] = '\0';
     return;
   }
+  // Preparing the query locked its tables, perhaps after waiting for an ALTER or DROP to commit:
+  // read the registration again, so that such a change is seen by this call.
+  read_registration(reg.name, true, &reg);
+  if (!reg.found || reg.unusable != nullptr) {
+    if (!named) {
+      use->name[0] = '\0';
+      return;
+    }
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("kept graph \"%s\" is unusable: %s", use->name,
+                           reg.found ? reg.unusable : "it was dropped"),
+                    errhint("Run SELECT gpu_graph_refresh('%s') once its query works again.",
+                            use->name)));
+  }
   use->read_sql = reg.edges_sql;
   use->read_search_path = reg.search_path;
   const char* why_private = nullptr;
