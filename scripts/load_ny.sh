@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Loads the New York road network of the 9th DIMACS Challenge into a database, for gpu-route and
-# the demo:
+# Loads the New York road network of the 9th DIMACS Implementation Challenge (USA-road-d.NY, from
+# the data folder) into a database, for gpu-route and the demo:
 #   ny_edges(id, source, target, cost)  one row per arc (the file lists both directions of a
-#                                       two-way road), cost = DIMACS distance (about a tenth of a
-#                                       metre; with --time: the travel-time weights)
+#                                       two-way road), cost = the DIMACS length in tenths of a
+#                                       metre (with --time: the travel-time weights of
+#                                       USA-road-t.NY instead)
 #   ny_vertices(id, lon, lat)           lon = x / 1e6, lat = y / 1e6 from USA-road-d.NY.co.gz, with a
 #                                       GiST index on point(lon, lat) for nearest-vertex lookups
 # Usage:
 #   scripts/load_ny.sh [--time] [psql connection arguments]
 #   scripts/load_ny.sh -d roads                      # database "roads", PG* variables for the rest
+#   scripts/load_ny.sh -d roads --time               # options in any order
 #   scripts/load_ny.sh "host=/tmp port=5432 dbname=roads"
 # The data folder is ../shared/data (relative to the project root); GPU_ROUTING_DATA overrides it.
 # The tables are replaced if they exist. The gpu_routing extension is created if missing.
@@ -16,14 +18,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=${GPU_ROUTING_DATA:-$root/../shared/data}
 weights=d
-if [ "${1:-}" = "--time" ]; then
-  weights=t
-  shift
-fi
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
+psql_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --time) weights=t ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    *) psql_args+=("$arg") ;;
+  esac
+done
+set -- "${psql_args[@]}"
 arcs="$data/USA-road-$weights.NY.gr.gz"
 coordinates="$data/USA-road-d.NY.co.gz"
 for file in "$arcs" "$coordinates"; do
