@@ -10,7 +10,8 @@
 #   --width PIXELS          width of the picture [1400]
 #   --title TEXT            title [the route's from, to and cost]
 # The database comes from the PG* environment variables, or the psql arguments after "--":
-#   scripts/plot_route.sh route.geojson docs/ny_route.png -- -d ny
+#   gpu-route path --from 187538 --to 213176 --format geojson > route.geojson
+#   scripts/plot_route.sh route.geojson ny_route.png -- -d ny
 # Where ImageMagick's convert is installed, the PNG is reduced to a 32-colour palette (it looks
 # the same, at about a fifth of the size).
 set -euo pipefail
@@ -19,7 +20,7 @@ vertices_table=ny_vertices
 margin=0.3
 width=1400
 title=
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 fail() { echo "plot_route.sh: $*" >&2; exit 2; }
 positional=()
 while [ $# -gt 0 ]; do
