@@ -32,9 +32,9 @@ trap 'scripts/cluster.sh stop "$cluster"' EXIT
 eval "$(scripts/cluster.sh start "$cluster" "${GPU_ROUTING_TEST_PORT:-54329}")"
 export PGOPTIONS="-c gpu_routing.device=$device"
 
-step "pg_regress (gpu_routing.device = $device)"
+step "pg_regress and isolation tests (gpu_routing.device = $device)"
 if ! make installcheck CORE_BUILD="$build" CORE_CMAKE_OPTIONS=; then
-  cat regression.diffs 2>/dev/null | head -200
+  cat regression.diffs test/isolation/output/regression.diffs 2>/dev/null | head -200
   exit 1
 fi
 
@@ -42,6 +42,9 @@ step "pgTAP (gpu_routing.device = $device)"
 createdb gpu_routing_test
 psql -X -q -v ON_ERROR_STOP=1 -d gpu_routing_test -f test/fixtures.sql
 pg_prove -d gpu_routing_test test/pgtap/*.sql
+
+step "kept graphs under load and faults (gpu_routing.device = $device)"
+test/kept/run.sh
 
 step "client tests"
 export GPU_ROUTING_TEST_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=gpu_routing_test"

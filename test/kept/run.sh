@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Kept graphs under load and faults, against a running server (PG* variables) that preloads
+# gpu_routing. Each check prints "ok" or "FAILED: why"; the last line counts them.
+#   stress:     8 sessions route while another rewrites every cost in a loop; every answer must be
+#               the distance under one committed version, never older than what committed before
+#               the call began.
+#   concurrent: 8 sessions ask a graph nobody has built: one build serves them all.
+#   terminate:  the backend building a graph is terminated mid-build; a session waiting for that
+#               build builds it itself, and the answers are right.
+#   cancel:     statement_timeout stops a build within about a second and leaves the graph usable.
+#   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
+#               rule), and afterwards the graph is rebuilt on first use and answers right.
+# Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
+set -euo pipefail
+db=${1:-gpu_routing_kept_test}
+passed=0
+failed=0
+pass() { echo "ok - $1"; passed=$((passed + 1)); }
+fail() { echo "FAILED - $1: $2"; failed=$((failed + 1)); }
+q() { psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+
+dropdb --if-exists "$db" >/dev/null 2>&1 || true
+createdb "$db"
+trap 'dropdb --if-exists "$db" >/dev/null 2>&1 || true' EXIT
+q -c "SET client_min_messages = warning; CREATE EXTENSION gpu_routing" >/dev/null
+
+# --- stress --------------------------------------------------------------------------------------
+# A 40 x 40 grid with integer base costs 1..9; version k multiplies every cost by k, so the
+# distance under version k is exactly k times the distance under version 1.
+q <<'SQL' >/dev/null
+CREATE TABLE st_edges (id bigint, source bigint, target bigint, base float8, cost float8);
+INSERT INTO st_edges
+SELECT row_number() OVER (), s, t, b, b FROM (
+  SELECT r * 40 + c AS s, r * 40 + c + 1 AS t, 1 + (r * 7 + c * 13) % 9 AS b FROM generate_series(0, 39) r, generate_series(0, 38) c
+  UNION ALL
+  SELECT r * 40 + c, (r + 1) * 40 + c, 1 + (r * 11 + c * 5) % 9 FROM generate_series(0, 38) r, generate_series(0, 39) c
+  UNION ALL
+  SELECT r * 40 + c + 1, r * 40 + c, 1 + (r * 3 + c * 17) % 9 FROM generate_series(0, 39) r, generate_series(0, 38) c
+  UNION ALL
+  SELECT (r + 1) * 40 + c, r * 40 + c, 1 + (r * 19 + c * 2) % 9 FROM generate_series(0, 38) r, generate_series(0, 39) c) e;
+CREATE TABLE st_version (k int);
+INSERT INTO st_version VALUES (1);
+CREATE TABLE st_base AS SELECT 0 AS s, 1599 AS t, (SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM st_edges', 0, 1599) WHERE edge = -1) AS d;
+SELECT gpu_graph_create('stress', 'SELECT id, source, target, cost FROM st_edges');
+SQL
+rounds=150
+calls=200
+(q -c "DO \$\$ BEGIN FOR v IN 2..$rounds LOOP
+         UPDATE st_edges SET cost = base * v; UPDATE st_version SET k = v; COMMIT;
+       END LOOP; END \$\$" >/tmp/kept_writer.$$ 2>&1; echo $? >>/tmp/kept_writer.$$) &
+writer=$!
+readers=()
+for r in 1 2 3 4 5 6 7 8; do
+  (q -c "DO \$\$ DECLARE before int; after int; d float8; base float8; kept int := 0;
+         BEGIN
+           SELECT b.d INTO base FROM st_base b;
+           FOR i IN 1..$calls LOOP
+             SELECT k INTO before FROM st_version;
+             SELECT agg_cost INTO d FROM gpu_path('graph:stress', 0, 1599) WHERE edge = -1;
+             SELECT k INTO after FROM st_version;
+             IF d IS NULL OR d / base <> floor(d / base) OR d / base < before OR d / base > after THEN
+               RAISE EXCEPTION 'answer % is not one committed version in [%, %] (base %)', d, before, after, base;
+             END IF;
+             IF (SELECT graph FROM gpu_routing_last_run()) = 'stress' THEN kept := kept + 1; END IF;
+           END LOOP;
+           RAISE NOTICE 'kept % of %', kept, $calls;
+         END \$\$" >/tmp/kept_reader.$r.$$ 2>&1; echo $? >>/tmp/kept_reader.$r.$$) &
+  readers+=($!)
+done
+wait "$writer" "${readers[@]}" || true
+bad=""
+for r in 1 2 3 4 5 6 7 8; do
+  [ "$(tail -n 1 /tmp/kept_reader.$r.$$)" = 0 ] || bad="$bad reader $r: $(head -n 3 /tmp/kept_reader.$r.$$ | tr '\n' ' ')"
+done
+[ "$(tail -n 1 /tmp/kept_writer.$$)" = 0 ] || bad="$bad writer: $(head -n 3 /tmp/kept_writer.$$ | tr '\n' ' ')"
+served=$(grep -ho 'kept [0-9]* of' /tmp/kept_reader.*.$$ | awk '{ s += $2 } END { print s + 0 }')
+rm -f /tmp/kept_reader.*.$$ /tmp/kept_writer.$$
+if [ -z "$bad" ] && [ "$(q -c "SELECT k FROM st_version")" = "$rounds" ]; then
+  pass "stress: 8 x $calls routes during $((rounds - 1)) committed rewrites, each one committed version, never stale ($served served by the kept graph)"
+else
+  fail "stress" "$bad"
+fi
+final=$(q -c "SELECT agg_cost = (SELECT d * $rounds FROM st_base) FROM gpu_path('graph:stress', 0, 1599) WHERE edge = -1")
+[ "$final" = t ] && pass "stress: the call after the last commit answers from it" || fail "stress: last version" "$final"
+
+# --- a graph slow enough to build that it can be interrupted ------------------------------------
+q <<'SQL' >/dev/null
+CREATE TABLE big_edges AS
+SELECT row_number() OVER () AS id, s AS source, t AS target, 1 + (s * 7 + t) % 13 AS cost FROM (
+  SELECT r * 1000 + c AS s, r * 1000 + c + 1 AS t FROM generate_series(0, 999) r, generate_series(0, 998) c
+  UNION ALL
+  SELECT r * 1000 + c, (r + 1) * 1000 + c FROM generate_series(0, 998) r, generate_series(0, 999) c) e;
+SELECT gpu_graph_create('big', 'SELECT id, source, target, cost FROM big_edges');
+SQL
+truth=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM big_edges', 0, 999999) WHERE edge = -1")
+big_answer() { q -c "SELECT agg_cost FROM gpu_path('graph:big', 0, 999999) WHERE edge = -1"; }
+[ "$(big_answer)" = "$truth" ] && pass "big graph answers as edges_sql ($truth)" || fail "big graph" "differs from edges_sql"
+
+# A build starts on the next call after a change.
+touch_big() { q -c "UPDATE big_edges SET cost = cost WHERE id = 1"; }
+# Waits until a backend runs `pattern` and prints its pid.
+wait_for_backend() {
+  for _ in $(seq 1 200); do
+    pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE query LIKE '$1' AND pid <> pg_backend_pid() AND state = 'active' LIMIT 1")
+    [ -n "$pid" ] && { echo "$pid"; return 0; }
+    sleep 0.02
+  done
+  return 1
+}
+
+# --- concurrent first use: one build --------------------------------------------------------------
+touch_big
+for r in 1 2 3 4 5 6 7 8; do
+  (q -c "SELECT agg_cost FROM gpu_path('graph:big', 0, 999999) WHERE edge = -1; SELECT build_ms > 0 FROM gpu_routing_last_run()" >/tmp/kept_first.$r.$$ 2>&1) &
+done
+wait
+builds=$(cat /tmp/kept_first.*.$$ | grep -c '^t$' || true)
+answers=$(grep -c "^$truth\$" /tmp/kept_first.*.$$ | awk -F: '{ s += $2 } END { print s }')
+rm -f /tmp/kept_first.*.$$
+[ "$builds" = 1 ] && [ "$answers" = 8 ] && pass "concurrent first use: 8 sessions, one build, 8 right answers" \
+  || fail "concurrent first use" "$builds builds, $answers right answers of 8"
+
+# --- terminate the builder mid-build; a waiting session takes over --------------------------------
+touch_big
+(q -c "SELECT /* builder */ agg_cost FROM gpu_path('graph:big', 0, 999999) WHERE edge = -1" >/tmp/kept_builder.$$ 2>&1 || true) &
+builder_job=$!
+builder=$(wait_for_backend '%/* builder */%') || true
+(q -c "SELECT agg_cost FROM gpu_path('graph:big', 0, 999999) WHERE edge = -1" >/tmp/kept_waiter.$$ 2>&1 || true) &
+waiter_job=$!
+sleep 0.05
+q -c "SELECT pg_terminate_backend($builder)" >/dev/null
+wait "$builder_job" "$waiter_job" || true
+if grep -q "terminating connection" /tmp/kept_builder.$$ && [ "$(cat /tmp/kept_waiter.$$)" = "$truth" ] && [ "$(big_answer)" = "$truth" ] &&
+   [ "$(q -c "SELECT state FROM gpu_graphs() WHERE name = 'big'")" = fresh ]; then
+  pass "builder terminated mid-build: the waiting session built it, answers right, state fresh"
+else
+  fail "terminate" "builder: $(head -c 200 /tmp/kept_builder.$$); waiter: $(head -c 200 /tmp/kept_waiter.$$)"
+fi
+rm -f /tmp/kept_builder.$$ /tmp/kept_waiter.$$
+
+# --- cancel a build with statement_timeout ------------------------------------------------------
+touch_big
+start=$(date +%s%N)
+out=$(q -c "SET statement_timeout = '300ms'; SELECT count(*) FROM gpu_path('graph:big', 0, 999999)" 2>&1 || true)
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if echo "$out" | grep -q "statement timeout" && [ "$elapsed_ms" -lt 1500 ] && [ "$(big_answer)" = "$truth" ]; then
+  pass "statement_timeout 300ms stops a build after ${elapsed_ms} ms; the graph is usable after"
+else
+  fail "cancel" "after ${elapsed_ms} ms: $out"
+fi
+
+# --- kill -9 mid-build: PostgreSQL restarts its sessions; the graph comes back ------------------
+touch_big
+(q -c "SELECT /* crashed */ agg_cost FROM gpu_path('graph:big', 0, 999999) WHERE edge = -1" >/dev/null 2>&1 || true) &
+crash_job=$!
+victim=$(wait_for_backend '%/* crashed */%') || true
+kill -9 "$victim" 2>/dev/null || true
+wait "$crash_job" || true
+for _ in $(seq 1 100); do q -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.2; done
+state=$(q -c "SELECT state FROM gpu_graphs() WHERE name = 'big'")
+if [ "$state" = "not built" ] && [ "$(big_answer)" = "$truth" ] && [ "$(q -c "SELECT state FROM gpu_graphs() WHERE name = 'big'")" = fresh ]; then
+  pass "backend killed (-9) mid-build: after the restart the graph is rebuilt on first use and answers right"
+else
+  fail "kill -9" "state after restart: $state"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
