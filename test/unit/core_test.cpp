@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "engine.hpp"
 #include "engine_select.hpp"
@@ -313,6 +314,79 @@ TEST(MemoryBudget, RefusesWithTheSize) {
     EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory);
     EXPECT_NE(std::string(e.what()).find("3.0 GB"), std::string::npos) << e.what();
   }
+}
+
+// A kept graph is one flat image in shared memory: the view must be the graph, array for array,
+// and a RoutingCall on it must give the rows one on a freshly built graph gives.
+TEST(GraphImage, ViewEqualsTheBuiltGraphAndServesTheSameRows) {
+  RandomGraphSpec spec;
+  spec.vertices = 300;
+  spec.edges = 1200;
+  spec.sparse_ids = true;
+  spec.zero_weights = true;
+  spec.components = 2;
+  for (bool directed : {true, false}) {
+    EdgeTable table = testing::random_edges(spec, directed ? 7 : 8);
+    Graph built = build_graph(table.view(), directed);
+    ensure_reverse(built);
+    // 8-byte aligned storage, as dynamic shared memory is.
+    std::vector<std::uint64_t> storage((graph_image_bytes(built) + 7) / 8);
+    write_graph_image(built, storage.data());
+    Graph view = view_graph_image(storage.data(), storage.size() * 8);
+    ASSERT_EQ(view.vertex_count(), built.vertex_count());
+    ASSERT_EQ(view.arc_count(), built.arc_count());
+    EXPECT_EQ(view.directed, built.directed);
+    EXPECT_EQ(view.integer_weights, built.integer_weights);
+    EXPECT_EQ(view.max_weight, built.max_weight);
+    EXPECT_EQ(view.min_weight, built.min_weight);
+    EXPECT_TRUE(has_reverse(view));
+    auto same = [](const auto& a, const auto& b) {
+      return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+    };
+    EXPECT_TRUE(same(view.vertices.ids(), built.vertices.ids()));
+    for (const CsrGraph* pair : {&view.forward, &view.reverse}) {
+      const CsrGraph& other = pair == &view.forward ? built.forward : built.reverse;
+      EXPECT_TRUE(same(pair->row_offsets, other.row_offsets));
+      EXPECT_TRUE(same(pair->heads, other.heads));
+      EXPECT_TRUE(same(pair->weights, other.weights));
+      EXPECT_TRUE(same(pair->edge_ids, other.edge_ids));
+    }
+    // The view points into the image: nothing was copied.
+    EXPECT_GE(reinterpret_cast<const char*>(view.forward.heads.data()),
+              reinterpret_cast<const char*>(storage.data()));
+
+    gpu::Availability no_gpu;
+    no_gpu.reason = "test: CPU only";
+    CallOptions options;
+    options.device = DeviceSetting::kCpu;
+    options.directed = directed;
+    options.many_source = true;
+    std::vector<std::int64_t> sources(table.sources.begin(), table.sources.begin() + 5);
+    std::vector<std::int64_t> targets(table.targets.begin() + 5, table.targets.begin() + 40);
+    auto rows_of = [&](RoutingCall& call) {
+      call.set_sources(sources.data(), sources.size());
+      call.set_targets(targets.data(), targets.size());
+      call.prepare();
+      std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, double>> rows;
+      ResultBatch batch;
+      while (call.next_batch(batch))
+        for (std::size_t r = 0; r < batch.rows(); ++r)
+          rows.emplace_back(batch.start_vid[r], batch.end_vid[r], batch.node[r], batch.edge[r],
+                            batch.agg_cost[r]);
+      return rows;
+    };
+    RoutingCall fresh(CallKind::kPaths, table.view(), options, no_gpu);
+    RoutingCall kept(CallKind::kPaths, view, options, no_gpu);
+    auto expected = rows_of(fresh);
+    EXPECT_FALSE(expected.empty());
+    EXPECT_EQ(rows_of(kept), expected) << (directed ? "directed" : "undirected");
+  }
+}
+
+TEST(GraphImage, RefusesWhatIsNotAnImage) {
+  std::vector<std::uint64_t> junk(16, 0x1234);
+  EXPECT_THROW(view_graph_image(junk.data(), junk.size() * 8), RoutingError);
+  EXPECT_THROW(view_graph_image(junk.data(), 4), RoutingError);
 }
 
 }  // namespace
