@@ -2,9 +2,19 @@
 // same questions, one run. Prints a markdown table of medians and ratios, plus where gpu_routing's
 // time went (gpu_routing_last_run()).
 //
-//   sql_bench --suite cpu|gpu-sssp|gpu-apsp [--reps N] [--data DIR] [--only SUBSTRING]
+//   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept [--reps N] [--data DIR] [--only SUBSTRING]
+//             [--device cpu|gpu|both]
 // Connection from the PG* environment variables (or --db "conninfo"). The suite creates its
 // tables (bench_*) on first use and keeps them, so repeated runs skip the loading.
+//
+// --suite kept: kept graphs (gpu_graph_create) against edges_sql and pgRouting. It drops and
+// re-creates the kept graphs bench_ny and bench_grid1000 (printing their creation time), then for
+// each workload measures pgRouting, gpu_routing with edges_sql and gpu_routing with 'graph:NAME'
+// (medians; one warm-up call each side, the kept side's shown as "1st call"), with the
+// last_run split of both gpu_routing sides. --device (default cpu) sets gpu_routing.device for
+// gpu_routing's sides; both runs every workload on the GPU, then on the CPU. The kept graphs are
+// registered with the schema-qualified query (public.bench_ny), so that the edges_sql text the
+// other suites send is not matched to them: those suites keep measuring edges_sql.
 #include <libpq-fe.h>
 
 #include <algorithm>
@@ -38,7 +48,8 @@ void check(PGresult* result, const std::string& what) {
 std::string scalar(const std::string& sql) {
   PGresult* result = PQexec(g_connection, sql.c_str());
   check(result, sql);
-  std::string value = PQntuples(result) > 0 && !PQgetisnull(result, 0, 0) ? PQgetvalue(result, 0, 0) : "";
+  std::string value =
+      PQntuples(result) > 0 && !PQgetisnull(result, 0, 0) ? PQgetvalue(result, 0, 0) : "";
   PQclear(result);
   return value;
 }
@@ -64,9 +75,10 @@ void load_table(const std::string& table, const EdgeList& edges) {
   std::string buffer;
   char line[128];
   for (std::size_t i = 0; i < edges.size(); ++i) {
-    int n = std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%.17g\n", static_cast<long long>(edges.ids[i]),
-                          static_cast<long long>(edges.sources[i]), static_cast<long long>(edges.targets[i]),
-                          edges.costs[i]);
+    int n = std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%.17g\n",
+                          static_cast<long long>(edges.ids[i]),
+                          static_cast<long long>(edges.sources[i]),
+                          static_cast<long long>(edges.targets[i]), edges.costs[i]);
     buffer.append(line, static_cast<std::size_t>(n));
     if (buffer.size() > (1 << 20)) {
       if (PQputCopyData(g_connection, buffer.data(), static_cast<int>(buffer.size())) != 1)
@@ -74,9 +86,11 @@ void load_table(const std::string& table, const EdgeList& edges) {
       buffer.clear();
     }
   }
-  if (!buffer.empty() && PQputCopyData(g_connection, buffer.data(), static_cast<int>(buffer.size())) != 1)
+  if (!buffer.empty() &&
+      PQputCopyData(g_connection, buffer.data(), static_cast<int>(buffer.size())) != 1)
     throw std::runtime_error(PQerrorMessage(g_connection));
-  if (PQputCopyEnd(g_connection, nullptr) != 1) throw std::runtime_error(PQerrorMessage(g_connection));
+  if (PQputCopyEnd(g_connection, nullptr) != 1)
+    throw std::runtime_error(PQerrorMessage(g_connection));
   result = PQgetResult(g_connection);
   check(result, "COPY end");
   PQclear(result);
@@ -100,14 +114,16 @@ double median(std::vector<double> v) {
 
 struct Row {
   std::string workload;
-  std::string ours;    // SELECT count(*) FROM ...
-  std::string theirs;  // the same question to pgRouting; empty: not run (say why in note)
+  std::string ours;      // SELECT count(*) FROM ...
+  std::string theirs;    // the same question to pgRouting; empty: not run (say why in note)
   std::string settings;  // SET statements before ours
   std::string note;
-  int reps_theirs = 0;   // 0: the suite's --reps
+  int reps_theirs = 0;  // 0: the suite's --reps
 };
 
-std::string edges_sql(const std::string& table) { return "'SELECT id, source, target, cost FROM " + table + "'"; }
+std::string edges_sql(const std::string& table) {
+  return "'SELECT id, source, target, cost FROM " + table + "'";
+}
 
 std::string id_array(const std::vector<long long>& ids) {
   std::string text = "ARRAY[";
@@ -117,14 +133,225 @@ std::string id_array(const std::vector<long long>& ids) {
 
 std::vector<long long> spread_ids(long long first, long long last, int count) {
   std::vector<long long> ids;
-  for (int i = 0; i < count; ++i) ids.push_back(first + (last - first) * i / std::max(1, count - 1));
+  for (int i = 0; i < count; ++i)
+    ids.push_back(first + (last - first) * i / std::max(1, count - 1));
   return ids;
+}
+
+// --- Suite kept ---------------------------------------------------------------------------------
+
+// One gpu_routing call's gpu_routing_last_run(), medians over the measured repetitions.
+struct Split {
+  std::string where;  // device, engine
+  std::string graph;  // the kept graph that served the call, empty if none
+  double load = 0, build = 0, compute = 0, emit = 0, total = 0;
+};
+
+struct Measured {
+  double first = 0;   // the warm-up call (s)
+  double median = 0;  // s
+  long long rows = 0;
+  Split split;
+};
+
+Split last_run() {
+  PGresult* result = PQexec(g_connection,
+                            "SELECT device || ', ' || algorithm, coalesce(graph, ''), load_ms, "
+                            "build_ms, compute_ms, emit_ms, total_ms FROM gpu_routing_last_run()");
+  check(result, "gpu_routing_last_run()");
+  Split split;
+  if (PQntuples(result) > 0) {
+    split.where = PQgetvalue(result, 0, 0);
+    split.graph = PQgetvalue(result, 0, 1);
+    split.load = std::atof(PQgetvalue(result, 0, 2));
+    split.build = std::atof(PQgetvalue(result, 0, 3));
+    split.compute = std::atof(PQgetvalue(result, 0, 4));
+    split.emit = std::atof(PQgetvalue(result, 0, 5));
+    split.total = std::atof(PQgetvalue(result, 0, 6));
+  }
+  PQclear(result);
+  return split;
+}
+
+// One warm-up call, then `reps` timed calls; with `ours`, the last_run split of every timed call
+// (read after the clock stopped), medians per column.
+Measured measure(const std::string& sql, int reps, bool ours) {
+  Measured m;
+  m.first = seconds_of(sql, &m.rows);
+  std::vector<double> seconds, load, build, compute, emit, total;
+  for (int r = 0; r < reps; ++r) {
+    seconds.push_back(seconds_of(sql, &m.rows));
+    if (!ours) continue;
+    Split s = last_run();
+    m.split.where = s.where;
+    m.split.graph = s.graph;
+    load.push_back(s.load);
+    build.push_back(s.build);
+    compute.push_back(s.compute);
+    emit.push_back(s.emit);
+    total.push_back(s.total);
+  }
+  m.median = median(seconds);
+  m.split.load = median(load);
+  m.split.build = median(build);
+  m.split.compute = median(compute);
+  m.split.emit = median(emit);
+  m.split.total = median(total);
+  return m;
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, s < 0.01 ? "%.4f" : "%.3f", s);
+  return text;
+}
+
+std::string split_text(const Split& s) {
+  char text[128];
+  const char* format =
+      s.total < 100 ? "%.1f / %.1f / %.1f / %.1f (%.1f)" : "%.0f / %.0f / %.0f / %.0f (%.0f)";
+  std::snprintf(text, sizeof text, format, s.load, s.build, s.compute, s.emit, s.total);
+  return text;
+}
+
+struct KeptRow {
+  std::string workload;
+  std::string graph;                                    // kept graph = table name
+  std::function<std::string(const std::string&)> ours;  // the call, given its first argument
+  std::string theirs;                                   // pgRouting
+  bool one_to_one = false;                              // ms-level kept calls: more repetitions
+};
+
+// Drops `name` if registered, creates it over `table` and prints how long that took.
+void create_kept_graph(const std::string& name, const std::string& table) {
+  execute("SELECT gpu_graph_drop(name) FROM gpu_graphs() WHERE name = '" + name + "'");
+  const std::string schema =
+      scalar("SELECT quote_ident(relnamespace::regnamespace::text) FROM pg_class WHERE oid = '" +
+             table + "'::regclass");
+  const std::string query = "SELECT id, source, target, cost FROM " + schema + "." + table;
+  std::string answer;
+  auto start = std::chrono::steady_clock::now();
+  answer = scalar("SELECT gpu_graph_create('" + name + "', '" + query + "')");
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::string info = scalar(
+      "SELECT vertices || ' vertices, ' || edges || ' edges, ' || pg_size_pretty(host_bytes) || "
+      "' shared, build_ms ' || round(build_ms::numeric, 0) FROM gpu_graphs() WHERE name = '" +
+      name + "'");
+  std::printf("kept graph %s built in %.0f ms (gpu_graph_create end to end; gpu_graphs(): %s)\n",
+              name.c_str(), ms, info.c_str());
+  std::printf("  gpu_graph_create('%s', '%s') answered: %s\n", name.c_str(), query.c_str(),
+              answer.c_str());
+  std::fflush(stdout);
+}
+
+void kept_suite(const std::string& data_dir, int reps, const std::string& device_option,
+                const std::string& only) {
+  std::vector<const char*> devices;
+  if (device_option == "both")
+    devices = {"gpu", "cpu"};
+  else if (device_option == "cpu" || device_option == "gpu")
+    devices = {device_option == "cpu" ? "cpu" : "gpu"};
+  else
+    throw std::runtime_error("--device must be cpu, gpu or both, not " + device_option);
+  load_table("bench_ny", gpu_routing::bench::read_dimacs(data_dir + "/USA-road-d.NY.gr.gz"));
+  load_table("bench_grid1000", gpu_routing::bench::grid_graph(1000));
+
+  std::printf("server: %s\n", scalar("SELECT version()").c_str());
+  std::printf("gpu_routing %s, pgrouting %s\n",
+              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
+              scalar("SELECT pgr_version()").c_str());
+  create_kept_graph("bench_ny", "bench_ny");
+  create_kept_graph("bench_grid1000", "bench_grid1000");
+
+  auto call = [](const std::string& function, const std::string& rest) {
+    return [function, rest](const std::string& first) {
+      return "SELECT count(*) FROM " + function + "(" + first + ", " + rest + ")";
+    };
+  };
+  auto ids100 = id_array(spread_ids(1, 264346, 100));
+  std::vector<KeptRow> rows = {
+      {"gpu_path one-to-one, New York 1 -> 200000", "bench_ny", call("gpu_path", "1, 200000"),
+       "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)", true},
+      {"gpu_path one-to-one, New York 100000 -> 250000", "bench_ny",
+       call("gpu_path", "100000, 250000"),
+       "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 100000, 250000)", true},
+      {"gpu_path one-to-one corner to corner, grid 1000x1000", "bench_grid1000",
+       call("gpu_path", "1, 1000000"),
+       "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_grid1000") + ", 1, 1000000)", true},
+      {"gpu_sssp one-to-all, New York (source 1)", "bench_ny", call("gpu_sssp", "1"),
+       "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)"},
+      {"gpu_sssp one-to-all, grid 1000x1000 (source 500500)", "bench_grid1000",
+       call("gpu_sssp", "500500"),
+       "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") +
+           ", 500500, 1e18)"},
+      {"gpu_apsp 100x100 cost matrix, New York", "bench_ny",
+       call("gpu_apsp", ids100 + ", " + ids100),
+       "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") + ", " + ids100 +
+           ")"},
+  };
+
+  const int slow_reps = std::max(1, reps);
+  const int fast_reps = std::max(reps, 20);
+  std::printf(
+      "\nmedians: pgRouting and edges_sql over %d calls, kept graph over %d calls (one-to-one) or "
+      "%d "
+      "(others); one warm-up call before each side. split = gpu_routing_last_run() load / build / "
+      "compute / emit (total) in ms, medians.\n",
+      slow_reps, fast_reps, std::max(reps, 10));
+  std::printf(
+      "\n| workload | pgRouting (s) | edges_sql (s) | kept graph (s) | kept vs pgRouting | kept vs "
+      "edges_sql | kept: split (ms) | kept 1st call (s) | edges_sql: split (ms) | device, engine "
+      "(kept) | rows |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---|---:|---|---|---:|\n");
+  std::fflush(stdout);
+  std::map<std::string, Measured> theirs_cache;
+  for (const char* device : devices) {
+    const std::string tag = std::string(" [") + device + "]";
+    for (const KeptRow& row : rows) {
+      if (!only.empty() && (row.workload + tag).find(only) == std::string::npos) continue;
+      execute("RESET ALL");
+      execute("SET gpu_routing.max_memory = '64GB'");
+      execute("SET work_mem = '4GB'");
+      auto cached = theirs_cache.find(row.theirs);
+      if (cached == theirs_cache.end())
+        cached = theirs_cache.emplace(row.theirs, measure(row.theirs, slow_reps, false)).first;
+      const Measured& theirs = cached->second;
+      execute(std::string("SET gpu_routing.device = ") + device);
+      Measured with_sql = measure(row.ours(edges_sql(row.graph)), slow_reps, true);
+      Measured kept = measure(row.ours("'graph:" + row.graph + "'"),
+                              row.one_to_one ? fast_reps : std::max(reps, 10), true);
+      if (kept.split.graph != row.graph)
+        std::fprintf(stderr, "warning: %s: the kept call was served by graph '%s', not %s\n",
+                     row.workload.c_str(), kept.split.graph.c_str(), row.graph.c_str());
+      if (!with_sql.split.graph.empty())
+        std::fprintf(stderr, "warning: %s: the edges_sql call was served by kept graph %s\n",
+                     row.workload.c_str(), with_sql.split.graph.c_str());
+      if (theirs.rows != kept.rows || with_sql.rows != kept.rows)
+        std::fprintf(stderr, "warning: %s: rows: pgRouting %lld, edges_sql %lld, kept %lld\n",
+                     row.workload.c_str(), theirs.rows, with_sql.rows, kept.rows);
+      std::string where = kept.split.where;
+      if (with_sql.split.where != where) where += " (edges_sql: " + with_sql.split.where + ")";
+      std::printf("| %s | %s | %s | %s | %.1fx | %.1fx | %s | %s | %s | %s | %lld |\n",
+                  (row.workload + tag).c_str(), seconds_text(theirs.median).c_str(),
+                  seconds_text(with_sql.median).c_str(), seconds_text(kept.median).c_str(),
+                  theirs.median / kept.median, with_sql.median / kept.median,
+                  split_text(kept.split).c_str(), seconds_text(kept.first).c_str(),
+                  split_text(with_sql.split).c_str(), where.c_str(), kept.rows);
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\n%s\n",
+              scalar("SELECT string_agg(format('kept graph %s: %s, %s calls, %s shared, %s on "
+                     "devices', name, state, calls, pg_size_pretty(host_bytes), "
+                     "pg_size_pretty(device_bytes)), E'\\n' ORDER BY name) FROM gpu_graphs()")
+                  .c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string suite = "cpu", data_dir = "../shared/data", conninfo, only;
+  std::string suite = "cpu", data_dir = "../shared/data", conninfo, only, device = "cpu";
   int reps = 3;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -132,17 +359,28 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
       return argv[++i];
     };
-    if (arg == "--suite") suite = value();
-    else if (arg == "--reps") reps = std::atoi(value().c_str());
-    else if (arg == "--data") data_dir = value();
-    else if (arg == "--db") conninfo = value();
-    else if (arg == "--only") only = value();
+    if (arg == "--suite")
+      suite = value();
+    else if (arg == "--reps")
+      reps = std::atoi(value().c_str());
+    else if (arg == "--data")
+      data_dir = value();
+    else if (arg == "--db")
+      conninfo = value();
+    else if (arg == "--only")
+      only = value();
+    else if (arg == "--device")
+      device = value();
     else {
-      std::fprintf(stderr, "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp [--reps N] [--data DIR] [--db CONNINFO] [--only TEXT]\n");
+      std::fprintf(stderr,
+                   "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept [--reps N] [--data DIR] "
+                   "[--db CONNINFO] [--only TEXT] [--device cpu|gpu|both]\n");
       return 2;
     }
   }
-  if (const char* env = std::getenv("GPU_ROUTING_DATA"); env != nullptr && data_dir == "../shared/data") data_dir = env;
+  if (const char* env = std::getenv("GPU_ROUTING_DATA");
+      env != nullptr && data_dir == "../shared/data")
+    data_dir = env;
   g_connection = PQconnectdb(conninfo.c_str());
   if (PQstatus(g_connection) != CONNECTION_OK) {
     std::fprintf(stderr, "connection failed: %s", PQerrorMessage(g_connection));
@@ -154,6 +392,11 @@ int main(int argc, char** argv) {
     execute("CREATE EXTENSION IF NOT EXISTS gpu_routing");
     execute("SET gpu_routing.max_memory = '64GB'");
 
+    if (suite == "kept") {
+      kept_suite(data_dir, reps, device, only);
+      PQfinish(g_connection);
+      return 0;
+    }
     std::vector<Row> rows;
     const std::string ny = data_dir + "/USA-road-d.NY.gr.gz";
     if (suite == "cpu") {
@@ -165,23 +408,34 @@ int main(int argc, char** argv) {
       const std::string cpu = "SET gpu_routing.device = cpu";
       rows.push_back({"one-to-all, grid 1000x1000 (1M V, 4M E)",
                       "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_grid1000") + ", 500500)",
-                      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") + ", 500500, 1e18)", cpu, ""});
-      rows.push_back({"one-to-all, New York (264k V, 734k E)",
-                      "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_ny") + ", 1)",
-                      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", cpu, ""});
+                      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") +
+                          ", 500500, 1e18)",
+                      cpu, ""});
+      rows.push_back(
+          {"one-to-all, New York (264k V, 734k E)",
+           "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_ny") + ", 1)",
+           "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", cpu,
+           ""});
       auto matrix_ids = id_array(spread_ids(1, 316 * 316, 100));
       rows.push_back({"100x100 cost matrix, grid 316x316 (100k V)",
-                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_grid316") + ", " + matrix_ids + ", " + matrix_ids + ")",
-                      "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_grid316") + ", " + matrix_ids + ")", cpu, ""});
-      rows.push_back({"all pairs, dense 1000 V / 200k E (vs pgr_floydWarshall)",
-                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense1000") + ")",
-                      "SELECT count(*) FROM pgr_floydWarshall(" + edges_sql("bench_dense1000") + ")", cpu, ""});
+                      "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_grid316") + ", " +
+                          matrix_ids + ", " + matrix_ids + ")",
+                      "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_grid316") +
+                          ", " + matrix_ids + ")",
+                      cpu, ""});
+      rows.push_back(
+          {"all pairs, dense 1000 V / 200k E (vs pgr_floydWarshall)",
+           "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense1000") + ")",
+           "SELECT count(*) FROM pgr_floydWarshall(" + edges_sql("bench_dense1000") + ")", cpu,
+           ""});
       rows.push_back({"all pairs, dense 1000 V / 200k E (vs pgr_johnson)",
                       "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense1000") + ")",
-                      "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_dense1000") + ")", cpu, ""});
+                      "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_dense1000") + ")", cpu,
+                      ""});
       rows.push_back({"all pairs, sparse 4096 V / 16k E (vs pgr_johnson)",
                       "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_sparse4096") + ")",
-                      "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")", cpu, ""});
+                      "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")",
+                      cpu, ""});
     } else if (suite == "gpu-sssp") {
       load_table("bench_grid1000", gpu_routing::bench::grid_graph(1000));
       load_table("bench_ny", gpu_routing::bench::read_dimacs(ny));
@@ -190,24 +444,37 @@ int main(int argc, char** argv) {
       for (const char* device : {"gpu", "cpu"}) {
         std::string set = std::string("SET gpu_routing.device = ") + device;
         std::string tag = std::string(" [") + device + "]";
-        rows.push_back({"gpu_sssp one-to-all, grid 1000x1000" + tag,
-                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_grid1000") + ", 500500)",
-                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") + ", 500500, 1e18)", set, ""});
-        rows.push_back({"gpu_sssp one-to-all, New York" + tag,
-                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_ny") + ", 1)",
-                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", set, ""});
+        rows.push_back(
+            {"gpu_sssp one-to-all, grid 1000x1000" + tag,
+             "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_grid1000") + ", 500500)",
+             "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_grid1000") +
+                 ", 500500, 1e18)",
+             set, ""});
+        rows.push_back(
+            {"gpu_sssp one-to-all, New York" + tag,
+             "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_ny") + ", 1)",
+             "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)",
+             set, ""});
         rows.push_back({"gpu_sssp one-to-all, random 1M V / 4M E" + tag,
                         "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_random1m") + ", 1)",
-                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_random1m") + ", 1, 1e18)", set, ""});
-        rows.push_back({"gpu_sssp one-to-all, R-MAT 2^20 V / 16M E" + tag,
-                        "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_rmat20") + ", 1)",
-                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_rmat20") + ", 1, 1e18)", set, ""});
-        rows.push_back({"gpu_path one-to-one corner to corner, grid 1000x1000" + tag,
-                        "SELECT count(*) FROM gpu_path(" + edges_sql("bench_grid1000") + ", 1, 1000000)",
-                        "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_grid1000") + ", 1, 1000000)", set, ""});
-        rows.push_back({"gpu_path one-to-one, New York 1 -> 200000" + tag,
-                        "SELECT count(*) FROM gpu_path(" + edges_sql("bench_ny") + ", 1, 200000)",
-                        "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)", set, ""});
+                        "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_random1m") +
+                            ", 1, 1e18)",
+                        set, ""});
+        rows.push_back(
+            {"gpu_sssp one-to-all, R-MAT 2^20 V / 16M E" + tag,
+             "SELECT count(*) FROM gpu_sssp(" + edges_sql("bench_rmat20") + ", 1)",
+             "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_rmat20") + ", 1, 1e18)",
+             set, ""});
+        rows.push_back(
+            {"gpu_path one-to-one corner to corner, grid 1000x1000" + tag,
+             "SELECT count(*) FROM gpu_path(" + edges_sql("bench_grid1000") + ", 1, 1000000)",
+             "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_grid1000") + ", 1, 1000000)",
+             set, ""});
+        rows.push_back(
+            {"gpu_path one-to-one, New York 1 -> 200000" + tag,
+             "SELECT count(*) FROM gpu_path(" + edges_sql("bench_ny") + ", 1, 200000)",
+             "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)", set,
+             ""});
       }
     } else if (suite == "gpu-apsp") {
       load_table("bench_ny", gpu_routing::bench::read_dimacs(ny));
@@ -219,34 +486,45 @@ int main(int argc, char** argv) {
         std::string set = std::string("SET gpu_routing.device = ") + device;
         std::string tag = std::string(" [") + device + "]";
         rows.push_back({"cost matrix 1000x1000, New York" + tag,
-                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids1000 + ", " + ids1000 + ")",
-                        "", set, "pgr_dijkstraCostMatrix: see the 100x100 row (minutes at 1000x1000)"});
+                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids1000 +
+                            ", " + ids1000 + ")",
+                        "", set,
+                        "pgr_dijkstraCostMatrix: see the 100x100 row (minutes at 1000x1000)"});
         rows.push_back({"cost matrix 100x100, New York" + tag,
-                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids100 + ", " + ids100 + ")",
-                        "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") + ", " + ids100 + ")", set, "", 1});
+                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids100 +
+                            ", " + ids100 + ")",
+                        "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") +
+                            ", " + ids100 + ")",
+                        set, "", 1});
         rows.push_back({"all pairs, sparse 4096 V / 16k E (vs pgr_johnson)" + tag,
                         "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_sparse4096") + ")",
-                        "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")", set, ""});
+                        "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")",
+                        set, ""});
         if (std::string(device) == "gpu") {
           // The engines auto does not pick, on the same workloads.
           rows.push_back({"cost matrix 1000x1000, New York [gpu, multi_source]",
-                          "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids1000 + ", " + ids1000 + ")",
+                          "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " +
+                              ids1000 + ", " + ids1000 + ")",
                           "", set + "; SET gpu_routing.apsp_algorithm = multi_source", ""});
           rows.push_back({"all pairs, sparse 4096 V / 16k E [gpu, multi_source]",
                           "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_sparse4096") + ")",
                           "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")",
                           set + "; SET gpu_routing.apsp_algorithm = multi_source", ""});
         }
-        rows.push_back({"all pairs, dense 2000 V / 800k E (vs pgr_floydWarshall)" + tag,
-                        "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense2000") + ")",
-                        "SELECT count(*) FROM pgr_floydWarshall(" + edges_sql("bench_dense2000") + ")", set, "", 1});
+        rows.push_back(
+            {"all pairs, dense 2000 V / 800k E (vs pgr_floydWarshall)" + tag,
+             "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_dense2000") + ")",
+             "SELECT count(*) FROM pgr_floydWarshall(" + edges_sql("bench_dense2000") + ")", set,
+             "", 1});
       }
     } else {
       throw std::runtime_error("unknown suite " + suite);
     }
 
     std::map<std::string, double> theirs_cache;  // the same pgRouting query runs once per suite
-    std::printf("\n| workload | pgRouting (s) | gpu_routing (s) | speed-up | gpu_routing: device, engine | load / build / compute / emit (ms) | rows |\n");
+    std::printf(
+        "\n| workload | pgRouting (s) | gpu_routing (s) | speed-up | gpu_routing: device, engine | "
+        "load / build / compute / emit (ms) | rows |\n");
     std::printf("|---|---:|---:|---:|---|---|---:|\n");
     for (const Row& row : rows) {
       if (!only.empty() && row.workload.find(only) == std::string::npos) continue;
@@ -261,8 +539,10 @@ int main(int argc, char** argv) {
       std::vector<double> ours, theirs;
       for (int r = 0; r < reps; ++r) ours.push_back(seconds_of(row.ours, &our_rows));
       std::string breakdown = scalar(
-          "SELECT device || ', ' || algorithm || '|' || round(load_ms::numeric, 0) || ' / ' || round(build_ms::numeric, 0) || ' / ' || "
-          "round(compute_ms::numeric, 0) || ' / ' || round(emit_ms::numeric, 0) FROM gpu_routing_last_run()");
+          "SELECT device || ', ' || algorithm || '|' || round(load_ms::numeric, 0) || ' / ' || "
+          "round(build_ms::numeric, 0) || ' / ' || "
+          "round(compute_ms::numeric, 0) || ' / ' || round(emit_ms::numeric, 0) FROM "
+          "gpu_routing_last_run()");
       std::string where = breakdown.substr(0, breakdown.find('|'));
       std::string split = breakdown.substr(breakdown.find('|') + 1);
       double their_median = 0;
@@ -272,12 +552,13 @@ int main(int argc, char** argv) {
           their_median = cached->second;
         } else {
           int their_reps = row.reps_theirs > 0 ? row.reps_theirs : reps;
-          for (int r = 0; r < their_reps; ++r) theirs.push_back(seconds_of(row.theirs, &their_rows));
+          for (int r = 0; r < their_reps; ++r)
+            theirs.push_back(seconds_of(row.theirs, &their_rows));
           their_median = median(theirs);
           theirs_cache[row.theirs] = their_median;
           if (their_rows != our_rows)
-            std::fprintf(stderr, "warning: %s: pgRouting returned %lld rows, gpu_routing %lld\n", row.workload.c_str(),
-                         their_rows, our_rows);
+            std::fprintf(stderr, "warning: %s: pgRouting returned %lld rows, gpu_routing %lld\n",
+                         row.workload.c_str(), their_rows, our_rows);
         }
       }
       double our_median = median(ours);
@@ -286,8 +567,9 @@ int main(int argc, char** argv) {
         std::snprintf(their_text, sizeof their_text, "%.3f", their_median);
         std::snprintf(ratio_text, sizeof ratio_text, "%.1fx", their_median / our_median);
       }
-      std::printf("| %s | %s | %.3f | %s | %s | %s | %lld |%s\n", row.workload.c_str(), their_text, our_median,
-                  ratio_text, where.c_str(), split.c_str(), our_rows, row.note.empty() ? "" : (" " + row.note).c_str());
+      std::printf("| %s | %s | %.3f | %s | %s | %s | %lld |%s\n", row.workload.c_str(), their_text,
+                  our_median, ratio_text, where.c_str(), split.c_str(), our_rows,
+                  row.note.empty() ? "" : (" " + row.note).c_str());
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
