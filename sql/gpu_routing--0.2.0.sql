@@ -104,6 +104,7 @@ CREATE INDEX gpu_routing_graphs_normalized_sql ON gpu_routing_graphs (md5(normal
 REVOKE ALL ON gpu_routing_graphs FROM PUBLIC;
 GRANT SELECT ON gpu_routing_graphs TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('gpu_routing_graphs', '');
+SELECT pg_catalog.pg_extension_config_dump('gpu_routing_graphs_id_seq', '');
 COMMENT ON TABLE gpu_routing_graphs IS
 'Kept graphs of this database (gpu_graph_create); read gpu_graphs() for their state.';
 

@@ -100,6 +100,18 @@ DROP TRIGGER gpu_routing_track_changes ON kg_sample;
 SELECT name, state, note FROM gpu_graphs() WHERE name = 'sample';
 SELECT gpu_graph_refresh('sample') LIKE 'kept graph sample: %' AS refreshed;
 SELECT tgrelid::regclass, tgenabled FROM pg_trigger WHERE tgname = 'gpu_routing_track_changes' ORDER BY 1;
+-- What pg_restore and DBAs do that changes neither rows nor meaning leaves it usable: comments,
+-- indexes, constraints, defaults, ownership, enabling triggers. Disabling our trigger does not.
+COMMENT ON TABLE kg_sample IS 'the sample network';
+CREATE INDEX kg_sample_source ON kg_sample (source);
+ALTER TABLE kg_sample ADD CONSTRAINT kg_sample_cost_known CHECK (cost IS NOT NULL),
+  ALTER COLUMN cost SET DEFAULT 1, OWNER TO CURRENT_USER;
+ALTER TABLE kg_sample ENABLE ALWAYS TRIGGER gpu_routing_track_changes;
+SELECT name, state, note FROM gpu_graphs() WHERE name = 'sample';
+ALTER TABLE kg_sample DISABLE TRIGGER gpu_routing_track_changes;
+SELECT name, state, note FROM gpu_graphs() WHERE name = 'sample';
+ALTER TABLE kg_sample ENABLE ALWAYS TRIGGER gpu_routing_track_changes;
+SELECT gpu_graph_refresh('sample') LIKE 'kept graph sample: %' AS refreshed;
 
 -- Errors.
 SELECT * FROM gpu_path('graph:nowhere', 1, 2);

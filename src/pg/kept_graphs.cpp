@@ -34,6 +34,7 @@ extern "C" {
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "tcop/deparse_utility.h"
 #include "utils/acl.h"
 #include "utils/plancache.h"
 #include "utils/snapmgr.h"
@@ -60,7 +61,8 @@ constexpr int kMaxTablesPerGraph = 32;  // tables and views one graph's query re
 constexpr int kMaxTrackedTables = 1024;
 constexpr int kMaxSessionGraphs = 8;  // kept graphs one session keeps mapped
 constexpr const char* kGraphPrefix = "graph:";
-constexpr const char* kTriggerName = "gpu_routing_track_changes";
+#define GPU_ROUTING_TRACK_TRIGGER "gpu_routing_track_changes"
+constexpr const char* kTriggerName = GPU_ROUTING_TRACK_TRIGGER;
 
 enum FormState : int { kFormFree = 0, kFormBuilding = 1, kFormReady = 2 };
 
@@ -118,6 +120,7 @@ bool g_changed_overflow = false;  // more than kMaxChangedTables: every tracked 
 int g_building_form = -1;
 constexpr int kMaxRegisteredInXact = 16;
 int64 g_registered_in_xact[kMaxRegisteredInXact];
+bool g_registered_after_write[kMaxRegisteredInXact];  // registered after the transaction wrote
 int g_registered_count = 0;
 
 bool g_own_ddl = false;  // the event trigger ignores our own CREATE TRIGGER / ALTER TABLE
@@ -268,6 +271,16 @@ void read_registration(const char* key, bool by_name, Registration* out) {
   memset(out, 0, sizeof *out);
   const char* schema = extension_schema();
   if (schema == nullptr) return;
+  // A database still on gpu_routing 0.1.0 (the library is updated first, the SQL objects by
+  // ALTER EXTENSION UPDATE) has no registry: no graph matches its queries, none can be named.
+  Oid extension = get_extension_oid("gpu_routing", false);
+  if (!OidIsValid(get_relname_relid("gpu_routing_graphs", get_extension_schema(extension)))) {
+    if (by_name)
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("kept graphs need gpu_routing 0.2.0 or later in this database"),
+                      errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
+    return;
+  }
   MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   char query[512];
@@ -1025,8 +1038,24 @@ std::string build_now(const Registration& reg, bool wrote_before, const char* fu
   return text;
 }
 
-void remember_registration(int64 id) {
-  if (g_registered_count < kMaxRegisteredInXact) g_registered_in_xact[g_registered_count++] = id;
+void remember_registration(int64 id, bool wrote_before) {
+  if (g_registered_count < kMaxRegisteredInXact) {
+    g_registered_after_write[g_registered_count] = wrote_before;
+    g_registered_in_xact[g_registered_count++] = id;
+  } else if (wrote_before) {
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("at most %d kept graphs may be registered or refreshed in one "
+                           "transaction that wrote before",
+                           kMaxRegisteredInXact)));
+  }
+}
+
+// Registered or refreshed by this open transaction after it had written: its own uncommitted
+// writes (made before any trigger watched the tables) must not reach a shared form.
+bool registered_after_write(int64 id) {
+  for (int i = 0; i < g_registered_count; ++i)
+    if (g_registered_in_xact[i] == id && g_registered_after_write[i]) return true;
+  return false;
 }
 
 // Lists the tables of `reads` as a regclass[] Datum.
@@ -1121,11 +1150,11 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
       use->name[0] = '\0';
       return;
     }
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("kept graph \"%s\" is unusable: %s", use->name,
-                           reg.found ? reg.unusable : "it was dropped"),
-                    errhint("Run SELECT gpu_graph_refresh('%s') once its query works again.",
-                            use->name)));
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("kept graph \"%s\" is unusable: %s", use->name,
+                    reg.found ? reg.unusable : "it was dropped"),
+             errhint("Run SELECT gpu_graph_refresh('%s') once its query works again.", use->name)));
   }
   use->read_sql = reg.edges_sql;
   use->read_search_path = reg.search_path;
@@ -1136,6 +1165,9 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
     why_private = "read privately: REPEATABLE READ and SERIALIZABLE calls read their own snapshot";
   else if (changed_in_this_transaction(reg.tables, reg.table_count))
     why_private = "read privately: this transaction changed its tables";
+  else if (registered_after_write(reg.id))
+    why_private =
+        "read privately: registered by this transaction after it wrote; shared after commit";
   if (why_private != nullptr) {
     copy_name(use->how, sizeof use->how, why_private);
     return;
@@ -1245,7 +1277,7 @@ extern "C" Datum gpu_graph_create(PG_FUNCTION_ARGS) {
   run_as_owner(sql, 7, types, values, nullptr, SPI_OK_INSERT);
   Registration reg;
   read_registration(name, true, &reg);
-  remember_registration(reg.id);
+  remember_registration(reg.id, wrote_before);
   std::string line = build_now(reg, wrote_before, "gpu_graph_create");
   char* result = psprintf("kept graph %s: %s", name, line.c_str());
   PG_RETURN_TEXT_P(cstring_to_text(result));
@@ -1288,6 +1320,7 @@ extern "C" Datum gpu_graph_refresh(PG_FUNCTION_ARGS) {
   Datum values[2] = {Int64GetDatum(reg.id), tables_datum(reads)};
   run_as_owner(sql, 2, types, values, nullptr, SPI_OK_UPDATE);
   read_registration(name, true, &reg);
+  remember_registration(reg.id, wrote_before);
   std::string line = build_now(reg, wrote_before, "gpu_graph_refresh");
   if (had_undirected && !wrote_before) {
     double build_ms;
@@ -1438,6 +1471,76 @@ extern "C" Datum gpu_routing_track_changes(PG_FUNCTION_ARGS) {
 // The event trigger (ddl_command_end, sql_drop): ALTER or DROP of a table or view a kept graph
 // reads, or of our trigger on it, marks the graph unusable until gpu_graph_refresh. Transactional:
 // a rolled-back ALTER leaves the graph as it was.
+namespace gpu_routing::pg {
+namespace {
+
+// ALTER TABLE subcommands that change neither the rows a query reads nor what its text means:
+// constraints, indexes, defaults for future rows, storage, ownership, and turning triggers on.
+// pg_restore issues exactly these after it has restored gpu_routing_graphs, so a restored database
+// keeps its graphs usable. Anything else (column types, renames, inheritance, disabling triggers,
+// row-level security) makes the graphs that read the table unusable.
+bool harmless_alter_table_subcommand(AlterTableType type) {
+  switch (type) {
+    case AT_AddConstraint:
+#if PG_VERSION_NUM < 160000
+    case AT_AddConstraintRecurse:  // ALTER TABLE without ONLY
+    case AT_ValidateConstraintRecurse:
+#endif
+    case AT_AddIndex:
+    case AT_AddIndexConstraint:
+    case AT_ValidateConstraint:
+    case AT_ColumnDefault:
+    case AT_SetNotNull:
+    case AT_CheckNotNull:
+    case AT_SetStatistics:
+    case AT_SetOptions:
+    case AT_ResetOptions:
+    case AT_SetStorage:
+    case AT_SetCompression:
+    case AT_ClusterOn:
+    case AT_DropCluster:
+    case AT_SetRelOptions:
+    case AT_ResetRelOptions:
+    case AT_ReplaceRelOptions:
+    case AT_ChangeOwner:
+    case AT_EnableTrig:
+    case AT_EnableAlwaysTrig:
+    case AT_EnableTrigAll:
+    case AT_EnableTrigUser:
+    case AT_ReplicaIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool changes_what_graphs_read(const CollectedCommand* command) {
+  switch (command->type) {
+    case SCT_AlterTable: {
+      if (command->d.alterTable.subcmds == NIL) return true;
+      ListCell* cell;
+      foreach (cell, command->d.alterTable.subcmds) {
+        auto* sub = static_cast<CollectedATSubcmd*>(lfirst(cell));
+        if (!IsA(sub->parsetree, AlterTableCmd)) return true;
+        if (!harmless_alter_table_subcommand(castNode(AlterTableCmd, sub->parsetree)->subtype))
+          return true;
+      }
+      return false;
+    }
+    case SCT_Simple:
+      // COMMENT ON, SECURITY LABEL, CREATE INDEX and CREATE STATISTICS name the table too.
+      return !(IsA(command->parsetree, CommentStmt) || IsA(command->parsetree, SecLabelStmt) ||
+               IsA(command->parsetree, IndexStmt) || IsA(command->parsetree, CreateStatsStmt));
+    case SCT_Grant:
+      return false;  // privileges are checked on every call
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+}  // namespace gpu_routing::pg
+
 extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
   if (!CALLED_AS_EVENT_TRIGGER(fcinfo)) PG_RETURN_NULL();
   if (g_own_ddl) PG_RETURN_NULL();
@@ -1448,26 +1551,24 @@ extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
   const char* schema = extension_schema();
   EventTriggerData* data = reinterpret_cast<EventTriggerData*>(fcinfo->context);
   const bool dropping = strcmp(data->event, "sql_drop") == 0;
-  char changed[1024];
-  if (dropping)
-    snprintf(changed, sizeof changed,
-             "SELECT CASE WHEN classid = 'pg_catalog.pg_trigger'::regclass THEN "
-             "pg_catalog.to_regclass(pg_catalog.quote_ident(address_names[1]) || '.' || "
-             "pg_catalog.quote_ident(address_names[2]))::oid ELSE objid END AS objid, "
-             "'DROP ' || object_type || ' ' || object_identity AS what "
-             "FROM pg_catalog.pg_event_trigger_dropped_objects() WHERE classid = "
-             "'pg_catalog.pg_class'::regclass OR (classid = 'pg_catalog.pg_trigger'::regclass AND "
-             "address_names[3] = '%s')",
-             kTriggerName);
-  else
-    snprintf(changed, sizeof changed,
-             "SELECT objid, command_tag || ' ' || object_identity AS what FROM "
-             "pg_catalog.pg_event_trigger_ddl_commands() WHERE classid = "
-             "'pg_catalog.pg_class'::regclass AND command_tag <> 'REFRESH MATERIALIZED VIEW'");
-  char* sql = psprintf(
-      "UPDATE %s.gpu_routing_graphs g SET unusable = c.what || ' changed what it reads' "
-      "FROM (%s) c WHERE c.objid = ANY (g.tables::oid[]) AND g.unusable IS NULL",
-      schema, changed);
+  // Each changed relation with what changed it; for ddl_command_end only commands that may change
+  // what a graph's query reads (see changes_what_graphs_read).
+  const char* changed_sql =
+      dropping
+          ? "SELECT CASE WHEN classid = 'pg_catalog.pg_trigger'::regclass THEN "
+            "pg_catalog.to_regclass(pg_catalog.quote_ident(address_names[1]) || '.' || "
+            "pg_catalog.quote_ident(address_names[2]))::oid ELSE objid END AS objid, "
+            "'DROP ' || object_type || ' ' || object_identity AS what, NULL::pg_catalog.text "
+            "FROM pg_catalog.pg_event_trigger_dropped_objects() WHERE classid = "
+            "'pg_catalog.pg_class'::regclass OR (classid = 'pg_catalog.pg_trigger'::regclass AND "
+            "address_names[3] = '" GPU_ROUTING_TRACK_TRIGGER "')"
+          : "SELECT objid, command_tag || ' ' || object_identity AS what, command FROM "
+            "pg_catalog.pg_event_trigger_ddl_commands() WHERE classid = "
+            "'pg_catalog.pg_class'::regclass AND command_tag <> 'REFRESH MATERIALIZED VIEW'";
+  char* update = psprintf(
+      "UPDATE %s.gpu_routing_graphs SET unusable = $2 || ' changed what it reads' "
+      "WHERE $1 = ANY (tables::oid[]) AND unusable IS NULL",
+      schema);
   // REFRESH MATERIALIZED VIEW changes data, not structure: graphs reading a materialized view are
   // refreshed by hand (refresh => 'manual'). Only the registry's owner may write it; the DDL's own
   // user is not.
@@ -1477,7 +1578,26 @@ extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
   GetUserIdAndSecContext(&saved_user, &saved_context);
   SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-  SPI_execute(sql, false, 0);
+  if (SPI_execute(changed_sql, true, 0) != SPI_OK_SELECT) elog(ERROR, "reading the DDL failed");
+  SPITupleTable* changed = SPI_tuptable;
+  const uint64 count = SPI_processed;
+  for (uint64 i = 0; i < count; ++i) {
+    bool isnull;
+    Datum relid = SPI_getbinval(changed->vals[i], changed->tupdesc, 1, &isnull);
+    if (isnull) continue;
+    Datum what = SPI_getbinval(changed->vals[i], changed->tupdesc, 2, &isnull);
+    if (isnull) continue;
+    if (!dropping) {
+      bool no_command;
+      Datum command = SPI_getbinval(changed->vals[i], changed->tupdesc, 3, &no_command);
+      if (!no_command &&
+          !changes_what_graphs_read(reinterpret_cast<CollectedCommand*>(DatumGetPointer(command))))
+        continue;
+    }
+    Oid types[2] = {OIDOID, TEXTOID};
+    Datum values[2] = {relid, what};
+    SPI_execute_with_args(update, 2, types, values, nullptr, false, 0);
+  }
   SPI_finish();
   SetUserIdAndSecContext(saved_user, saved_context);
   PG_RETURN_NULL();

@@ -1,10 +1,10 @@
 -- types_check: every function and overload of gpu_routing exists with the documented argument
 -- names, types and defaults, returns the documented columns and types, and has the declared
--- language, strictness and volatility (sql/gpu_routing--0.1.0.sql is the documentation).
+-- language, strictness and volatility (sql/gpu_routing--0.2.0.sql is the documentation).
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(114);
+SELECT plan(146);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -44,7 +44,7 @@ BEGIN
 END
 $$;
 
--- 11 overloads x 9 checks = 99.
+-- 12 overloads x 9 checks = 108.
 SELECT pg_temp.overload_checks('gpu_sssp', '{text,bigint,boolean}', true,
   'edges_sql text, source bigint, directed boolean DEFAULT true',
   '{"edges_sql text","source bigint","directed boolean"}',
@@ -97,7 +97,49 @@ SELECT pg_temp.overload_checks('gpu_routing_last_run', '{}', false, '', '{}',
   '{"function text","device text","algorithm text","reason text","vertices bigint","edges bigint",'
   '"sources bigint","rows bigint","rounds bigint","load_ms double precision","build_ms double precision",'
   '"compute_ms double precision","transfer_ms double precision","emit_ms double precision",'
-  '"total_ms double precision","notes text"}');
+  '"total_ms double precision","notes text","graph text"}');
+SELECT pg_temp.overload_checks('gpu_graphs', '{}', false, '', '{}',
+  '{"name text","owner regrole","edges_sql text","tables regclass[]","refresh text","state text",'
+  '"forms text","vertices bigint","edges bigint","host_bytes bigint","device_bytes bigint",'
+  '"built_at timestamp with time zone","build_ms double precision","calls bigint",'
+  '"last_used timestamp with time zone","note text"}');
+
+-- The kept-graph commands: six checks each (3 x 6 = 18).
+CREATE FUNCTION pg_temp.command_checks(fn name, args name[], returns text, arguments text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  signature text := fn || '(' || array_to_string(args, ', ') || ')';
+BEGIN
+  RETURN NEXT has_function('public', fn, args, signature || ' exists');
+  RETURN NEXT function_lang_is('public', fn, args, 'c', signature || ' is written in C');
+  RETURN NEXT function_returns('public', fn, args, returns, signature || ' returns ' || returns);
+  RETURN NEXT is_strict('public', fn, args, signature || ' is STRICT');
+  RETURN NEXT is(pg_get_function_arguments(to_regprocedure('public.' || signature)), arguments,
+                 signature || ': argument names, types and defaults');
+  RETURN NEXT ok(coalesce(obj_description(to_regprocedure('public.' || signature), 'pg_proc'), '') <> '',
+                 signature || ' has a comment');
+END
+$$;
+SELECT pg_temp.command_checks('gpu_graph_create', '{text,text,text}', 'text',
+  'name text, edges_sql text, refresh text DEFAULT ''auto''::text');
+SELECT pg_temp.command_checks('gpu_graph_refresh', '{text}', 'text', 'name text');
+SELECT pg_temp.command_checks('gpu_graph_drop', '{text}', 'void', 'name text');
+
+-- What keeps graphs fresh: the change-tracking trigger function, the DDL watcher on both events,
+-- and the registry that pg_dump keeps (5).
+SELECT function_returns('public', 'gpu_routing_track_changes', '{}', 'trigger',
+                        'gpu_routing_track_changes() is a trigger function');
+SELECT function_returns('public', 'gpu_routing_watch_ddl', '{}', 'event_trigger',
+                        'gpu_routing_watch_ddl() is an event trigger function');
+SELECT set_eq($$SELECT evtevent::text || ' ' || evtenabled::text FROM pg_event_trigger
+                WHERE evtfoid = 'gpu_routing_watch_ddl()'::regprocedure$$,
+              ARRAY['ddl_command_end O', 'sql_drop O'],
+              'gpu_routing_watch_ddl() runs, enabled, at ddl_command_end and sql_drop');
+SELECT has_table('public', 'gpu_routing_graphs', 'the registry gpu_routing_graphs exists');
+SELECT set_eq($$SELECT c.relname::text FROM pg_extension x, unnest(x.extconfig) AS t(oid)
+                JOIN pg_class c ON c.oid = t.oid WHERE x.extname = 'gpu_routing'$$,
+              ARRAY['gpu_routing_graphs', 'gpu_routing_graphs_id_seq'],
+              'pg_dump keeps the registry and its sequence');
 
 -- The extension holds exactly these functions, no more.
 SELECT set_eq(
@@ -108,9 +150,11 @@ SELECT set_eq(
         'gpu_path(text,bigint,bigint,boolean)', 'gpu_path(text,bigint,bigint[],boolean)',
         'gpu_path(text,bigint[],bigint,boolean)', 'gpu_path(text,bigint[],bigint[],boolean)',
         'gpu_path(text,text,boolean)', 'gpu_apsp(text,boolean)',
-        'gpu_apsp(text,bigint[],bigint[],boolean)', 'gpu_routing_info()', 'gpu_routing_last_run()'],
+        'gpu_apsp(text,bigint[],bigint[],boolean)', 'gpu_routing_info()', 'gpu_routing_last_run()',
+        'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
+        'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()'],
   'gpu_routing defines exactly the documented functions');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.1.0', 'extension version 0.1.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.2.0', 'extension version 0.2.0');
 
 -- None runs as its owner, none is marked parallel safe (they run SPI queries and hold devices).
 SELECT is((SELECT count(*)::int FROM pg_proc p

@@ -22,7 +22,8 @@
 #      graphs answer like edges_sql.
 #   5. Version V on its own: CREATE EXTENSION gpu_routing VERSION 'V' still works, and its functions
 #      run with the library of D (gpu_routing_last_run() returns V's 16 columns).
-# And: ALTER EXTENSION gpu_routing UPDATE at D is a no-op (same catalog, same version).
+# And: ALTER EXTENSION gpu_routing UPDATE at D is a no-op (same catalog, same version); a database
+# with a kept graph survives pg_dump and pg_restore with the graph usable.
 #
 # Usage: test/upgrade/run.sh [database name prefix]   (default gpu_routing_upgrade)
 # Environment: GPU_ROUTING_DATA, the data folder [../shared/data from the repository root].
@@ -244,6 +245,37 @@ SQL
     fail "$from: functions of version $from with the $default library" "${bad%$'\n'}"
   fi
 done
+
+# --- pg_dump and pg_restore ------------------------------------------------------------------------
+# The registry and its sequence are dumped; pg_restore's ALTER TABLE ... ADD CONSTRAINT, OWNER and
+# ENABLE ALWAYS TRIGGER after the data must not make the restored graphs unusable; the change
+# tracking trigger comes back with the tables.
+dumped=${prefix}_dumped
+restored=${prefix}_restored
+new_db "$dumped"
+new_db "$restored"
+q "$dumped" -c "CREATE EXTENSION gpu_routing" -f "$data/sample_network.sql" \
+  -c "CREATE INDEX ON sample_edges (source)" -c "COMMENT ON TABLE sample_edges IS 'kept'" \
+  -c "SELECT gpu_graph_create('dumped', '$edges')" >/dev/null
+pg_dump -Fc -f "$work/dump" "$dumped"
+restore_log=$(pg_restore --exit-on-error -d "$restored" "$work/dump" 2>&1) || fail "pg_restore" "$restore_log"
+got=$(q "$restored" -c "SELECT name || ' ' || state || ' ' || coalesce(note, 'usable') FROM gpu_graphs() WHERE state <> 'unusable'" \
+        -c "SELECT agg_cost FROM gpu_path('graph:dumped', 6, 10) WHERE edge = -1" \
+        -c "SELECT gpu_graph_create('after_restore', 'SELECT id, source, target, cost FROM sample_edges') IS NOT NULL" \
+        -c "UPDATE sample_edges SET cost = 3 * cost, reverse_cost = 3 * reverse_cost" \
+        -c "SELECT agg_cost FROM gpu_path('graph:dumped', 6, 10) WHERE edge = -1" \
+        -c "SELECT name FROM gpu_graphs() ORDER BY name" 2>&1) || true
+want="dumped not built built on first use (after a restart, an eviction or a refresh)
+5
+t
+15
+after_restore
+dumped"
+if [ "$got" = "$want" ]; then
+  pass "pg_dump and pg_restore: the kept graph is restored usable, answers, sees later changes; a new one can be made"
+else
+  fail "pg_dump and pg_restore (< want, > got)" "$(diff <(echo "$want") <(echo "$got") || true)"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
