@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of gpu_routing on a fresh machine: installs what is missing, builds, runs the
-# unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own,
-# runs pg_regress, pgTAP (pg_prove) and the client tests against it, and removes the cluster.
+# unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own
+# (preloading gpu_routing), runs pg_regress, the isolation tests, pgTAP (pg_prove), the kept-graph
+# stress and fault tests, the upgrade test, the client tests and the docs' examples against it,
+# removes the cluster, then builds the Debian packages and tests them installed.
 #   GPU_ROUTING_DEVICE=gpu scripts/test.sh   the SQL suites with gpu_routing.device = gpu (GPU machine)
 #   WITH_CUDA=0 scripts/test.sh              a build without CUDA
 set -euo pipefail
@@ -46,10 +48,29 @@ pg_prove -d gpu_routing_test test/pgtap/*.sql
 step "kept graphs under load and faults (gpu_routing.device = $device)"
 test/kept/run.sh
 
+step "upgrade: every older version, ALTER EXTENSION UPDATE, pg_dump and pg_restore"
+test/upgrade/run.sh
+
 step "client tests"
 export GPU_ROUTING_TEST_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=gpu_routing_test"
 if ctest --test-dir "$build" -N -L client | grep -q "Total Tests: [1-9]"; then
   ctest --test-dir "$build" --output-on-failure -L client
+fi
+
+step "docs: the examples of README.md and docs/client.md"
+if [ -x "$build/client/gpu-route" ]; then
+  test/docs/readme_examples.sh --client-build "$build"
+else
+  test/docs/readme_examples.sh --sql-only
+fi
+
+scripts/cluster.sh stop "$cluster"
+trap - EXIT
+
+if [ "${GPU_ROUTING_SKIP_PACKAGE:-0}" != 1 ]; then
+  step "Debian packages: build, install, test installed (GPU_ROUTING_SKIP_PACKAGE=1 skips)"
+  scripts/package.sh
+  test/package/run.sh
 fi
 
 step "all tests passed"

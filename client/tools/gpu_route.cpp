@@ -710,7 +710,7 @@ int main(int argc, char** argv) {
     return kSuccess;
   }
   if (options.command == "--version") {
-    std::cout << "gpu-route 0.1.0\n";
+    std::cout << "gpu-route " GPU_ROUTE_VERSION "\n";
     return kSuccess;
   }
 

@@ -7,7 +7,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 build=${BUILD:-build/gpu-stage}
 stage=.device/stage
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPU_ROUTING_CUDA=ON -DGPU_ROUTING_CLIENT=OFF >/dev/null
+# BUILD may name an existing CUDA build (scripts/test.sh's build/test): it is used as configured.
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPU_ROUTING_CUDA=ON -DGPU_ROUTING_CLIENT=OFF >/dev/null
+fi
+grep -q "^GPU_ROUTING_CUDA:BOOL=ON" "$build/CMakeCache.txt" || { echo "stage.sh: $build is not a CUDA build" >&2; exit 1; }
 cmake --build "$build" -j"$(nproc)"
 make -j"$(nproc)" CORE_BUILD="$build" CORE_CMAKE_OPTIONS= >/dev/null
 rm -rf "$stage"

@@ -6,18 +6,23 @@
 #   gpu_tests    GoogleTest GPU unit tests
 #   regress      pg_regress with gpu_routing.device = gpu
 #   pgtap        pgTAP with gpu_routing.device = gpu
+#   isolation    pg_isolation_regress (kept graphs against concurrent writers) with device = gpu
+#   kept         kept graphs under load and faults (test/kept/run.sh) with device = gpu
+#   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
 #   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
 #   memcheck     compute-sanitizer memcheck on a reduced filter
 #   racecheck    compute-sanitizer racecheck on a reduced filter, single-source engines one by one
 # BENCH (default: none)
 #   sql-sssp, sql-apsp  end to end against pgRouting on the same server (sql_bench)
+#   sql-kept            kept graph vs edges_sql vs pgRouting, CPU and GPU (sql_bench --suite kept)
+#   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
 #   engines             compute only (sssp_bench, apsp_bench)
 #   sssp-engines        sssp_bench alone (time-limited)
 #   scaling             multi_source on 1..N GPUs (apsp_bench --sections scaling)
 # Logs go into $OUT/logs.tar.gz (the device tool brings back few files); a summary is printed
 # last and saved as $OUT/summary.txt.
 set -uo pipefail
-tests=${TESTS-gpu_tests regress pgtap concurrency memcheck racecheck}
+tests=${TESTS-gpu_tests regress isolation pgtap kept upgrade concurrency memcheck racecheck}
 bench=${BENCH-}
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -34,6 +39,10 @@ export GPU_ROUTING_DATA=$root/.device/data
 tar -C .device -xJf .device/stage.tar.xz
 cp .device/stage/ext/gpu_routing.so "$(pg_config --pkglibdir)/"
 cp .device/stage/ext/gpu_routing.control .device/stage/ext/gpu_routing--*.sql "$(pg_config --sharedir)/extension/"
+# Kept graphs live in shared memory: the server preloads the library, as scripts/cluster.sh does.
+psql -X -q -c "ALTER SYSTEM SET shared_preload_libraries = 'gpu_routing'"
+su postgres -c "/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/pgdata -w restart" > "$logs/restart.log" 2>&1 \
+  || { cat "$logs/restart.log" /tmp/pgdata/server.log; exit 1; }
 note "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
 bin=.device/stage/bin
 
@@ -54,12 +63,30 @@ if wants "$tests" regress; then
     head -80 regression.diffs >> "$summary"
   fi
 fi
+if wants "$tests" isolation; then
+  rm -rf test/isolation/output
+  "$(pg_config --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress" --bindir="$(pg_config --bindir)" \
+    --inputdir=test/isolation --outputdir=test/isolation/output --dbname=isolation_regression \
+    $(sed -nE 's/^ISOLATION = //p' Makefile) > "$logs/isolation.log" 2>&1
+  note "isolation (device=gpu): exit $? $(grep -E 'tests (passed|failed)' "$logs/isolation.log" | tail -1)"
+  [ -f test/isolation/output/regression.diffs ] && head -60 test/isolation/output/regression.diffs >> "$summary"
+fi
 if wants "$tests" pgtap; then
   dropdb --if-exists gpu_routing_test 2>/dev/null; createdb gpu_routing_test
   psql -X -q -d gpu_routing_test -f test/fixtures.sql > "$logs/fixtures.log" 2>&1
   pg_prove -d gpu_routing_test test/pgtap/*.sql > "$logs/pgtap.log" 2>&1
   note "pgTAP (device=gpu): exit $? $(tail -1 "$logs/pgtap.log")"
   grep -E "^not ok|Failed|failed|ERROR" "$logs/pgtap.log" | head -20 | tee -a "$summary"
+fi
+if wants "$tests" kept; then
+  test/kept/run.sh > "$logs/kept.log" 2>&1
+  note "kept graphs under load and faults (device=gpu): exit $? $(tail -1 "$logs/kept.log")"
+  grep -E "FAILED" "$logs/kept.log" | head -10 | tee -a "$summary"
+fi
+if wants "$tests" upgrade; then
+  test/upgrade/run.sh > "$logs/upgrade.log" 2>&1
+  note "upgrade (device=gpu): exit $? $(tail -1 "$logs/upgrade.log")"
+  grep -E "FAILED" -A5 "$logs/upgrade.log" | head -20 | tee -a "$summary"
 fi
 unset PGOPTIONS
 if wants "$tests" concurrency; then
@@ -96,6 +123,16 @@ for part in $bench; do
         > "$out/sql_$suite.md" 2> "$logs/sql_$suite.err"
       note "sql_bench $suite: exit $?"
       cat "$out/sql_$suite.md" >> "$summary" ;;
+    sql-kept)
+      "$bin/sql_bench" --suite kept --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 \
+        > "$out/sql_kept.md" 2> "$logs/sql_kept.err"
+      note "sql_bench kept: exit $?"
+      cat "$out/sql_kept.md" >> "$summary" ;;
+    kept-pgbench)
+      PGDATABASE=bench bash bench/kept_pgbench.sh --device gpu --duration "${PGBENCH_SECONDS:-20}" \
+        > "$out/kept_pgbench.md" 2> "$logs/kept_pgbench.err"
+      note "kept_pgbench (device=gpu): exit $?"
+      cat "$out/kept_pgbench.md" >> "$summary" ;;
     scaling)
       timeout 150 "$bin/apsp_bench" --sections scaling --csv "$out/scaling.csv" > "$out/scaling.md" 2> "$logs/scaling.err"
       note "apsp_bench scaling: exit $?"
