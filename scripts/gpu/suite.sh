@@ -34,7 +34,10 @@ note() { echo "$*" | tee -a "$summary"; }
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
 
 # A warm machine still runs the previous call's server: stop it first.
-[ -f /tmp/pgdata/postmaster.pid ] && su postgres -c "/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/pgdata -m fast -w stop" >/dev/null 2>&1
+if pgrep -x postgres >/dev/null; then
+  pkill -INT -x postgres  # fast shutdown of any postmaster (its data folder may be gone)
+  for _ in $(seq 50); do pgrep -x postgres >/dev/null || break; sleep 0.2; done
+fi
 bash .device/pg-install.sh .device/pg15-bundle.tar.xz > "$logs/pg-install.log" 2>&1 || { cat "$logs/pg-install.log"; exit 1; }
 export PATH=/usr/lib/postgresql/15/bin:$PATH PGHOST=/tmp PGPORT=5432 PGUSER=postgres
 export GPU_ROUTING_DATA=$root/.device/data
