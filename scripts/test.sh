@@ -48,6 +48,9 @@ pg_prove -d gpu_routing_test test/pgtap/*.sql
 step "kept graphs under load and faults (gpu_routing.device = $device)"
 test/kept/run.sh
 
+step "gpu_routing_progress during long calls (gpu_routing.device = $device)"
+test/progress/run.sh
+
 step "upgrade: every older version, ALTER EXTENSION UPDATE, pg_dump and pg_restore"
 test/upgrade/run.sh
 

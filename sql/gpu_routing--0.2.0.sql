@@ -154,6 +154,25 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION gpu_routing_last_run() IS
 'The last gpu_routing call of this session: device, engine, size, where the milliseconds went, and the kept graph that served it.';
 
+-- Progress of running calls.
+
+CREATE FUNCTION gpu_routing_get_progress()
+RETURNS TABLE (pid integer, datname text, usename text, function text, graph text, phase text,
+               sources_done bigint, sources_total bigint, rows_written bigint, device text,
+               started timestamptz, elapsed interval)
+AS 'MODULE_PATHNAME', 'gpu_routing_get_progress'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_routing_get_progress() IS
+'The rows of the view gpu_routing_progress.';
+
+-- One row per running gpu_routing call of the server that the caller may see: its own role's
+-- (and those of roles it has the privileges of), every call with pg_read_all_stats, as
+-- pg_stat_activity. Needs shared_preload_libraries = 'gpu_routing' (empty otherwise).
+CREATE VIEW gpu_routing_progress AS SELECT * FROM gpu_routing_get_progress();
+GRANT SELECT ON gpu_routing_progress TO PUBLIC;
+COMMENT ON VIEW gpu_routing_progress IS
+'Running gpu_routing calls: function, kept graph or edges_sql, phase (reading, building, computing, tracing, writing), sources done of total, rows written, device, elapsed.';
+
 -- Last, so that nothing above fires them.
 CREATE EVENT TRIGGER gpu_routing_ddl_end ON ddl_command_end EXECUTE FUNCTION gpu_routing_watch_ddl();
 CREATE EVENT TRIGGER gpu_routing_sql_drop ON sql_drop EXECUTE FUNCTION gpu_routing_watch_ddl();

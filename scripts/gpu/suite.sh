@@ -9,6 +9,7 @@
 #   isolation    pg_isolation_regress (kept graphs against concurrent writers) with device = gpu
 #   kept         kept graphs under load and faults (test/kept/run.sh) with device = gpu
 #   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
+#   progress     gpu_routing_progress during long calls (test/progress/run.sh) with device = gpu
 #   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
 #   memcheck     compute-sanitizer memcheck on a reduced filter
 #   racecheck    compute-sanitizer racecheck on a reduced filter, single-source engines one by one
@@ -22,7 +23,7 @@
 # Logs go into $OUT/logs.tar.gz (the device tool brings back few files); a summary is printed
 # last and saved as $OUT/summary.txt.
 set -uo pipefail
-tests=${TESTS-gpu_tests regress isolation pgtap kept upgrade concurrency memcheck racecheck}
+tests=${TESTS-gpu_tests regress isolation pgtap kept upgrade progress concurrency memcheck racecheck}
 bench=${BENCH-}
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -92,6 +93,11 @@ if wants "$tests" upgrade; then
   test/upgrade/run.sh > "$logs/upgrade.log" 2>&1
   note "upgrade (device=gpu): exit $? $(tail -1 "$logs/upgrade.log")"
   grep -E "FAILED" -A5 "$logs/upgrade.log" | head -20 | tee -a "$summary"
+fi
+if wants "$tests" progress; then
+  test/progress/run.sh > "$logs/progress.log" 2>&1
+  note "progress (device=gpu): exit $? $(tail -1 "$logs/progress.log")"
+  grep -E "^(ok|FAILED)" "$logs/progress.log" | tee -a "$summary"
 fi
 unset PGOPTIONS
 if wants "$tests" concurrency; then

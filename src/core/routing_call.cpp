@@ -202,6 +202,7 @@ void RoutingCall::prepare() {
   if (engine_ == nullptr) engine_ = selection.engine->create(*graph_, options_.engine);
   report_at_start_ = engine_->report();
   summary_.compute_ms += watch.elapsed_ms();
+  work_stage_.store(WorkStage::kIdle, std::memory_order_relaxed);
   summary_.device = engine_->report().device_name;
   // A cost matrix to chosen targets needs only their columns; engines that can, return just those.
   compact_rows_ =
@@ -261,6 +262,7 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
   }
   pending_.get();  // rethrows what the batch threw (Cancelled, RoutingError, ...)
   std::swap(staging_, batch);
+  sources_delivered_ = next_source_;
   if (next_source_ < source_indices_.size()) launch_next_batch();
   return true;
 }
@@ -284,6 +286,7 @@ void RoutingCall::launch_next_batch() {
 void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch) {
   batch.clear();
   Stopwatch watch;
+  work_stage_.store(WorkStage::kSolving, std::memory_order_relaxed);
   solve_batch(first, count);
   switch (kind_) {
     case CallKind::kSsspOne:
@@ -291,6 +294,7 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
       emit_sssp_rows(first, count, batch);
       break;
     case CallKind::kPaths:
+      work_stage_.store(WorkStage::kTracing, std::memory_order_relaxed);
       emit_path_rows(first, count, batch);
       break;
     default:

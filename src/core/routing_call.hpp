@@ -97,6 +97,12 @@ class RoutingCall {
   const Graph& graph() const { return *graph_; }
   const CallSummary& summary() const { return summary_; }
 
+  // For progress reports (gpu_routing_progress), read by the caller's thread between waits.
+  enum class WorkStage : int { kIdle = 0, kSolving = 1, kTracing = 2 };
+  WorkStage work_stage() const { return work_stage_.load(std::memory_order_relaxed); }
+  std::size_t source_count() const { return source_indices_.size(); }
+  std::size_t sources_delivered() const { return sources_delivered_; }
+
  private:
   // Starts the next batch unless one is in flight; false when there is none left to compute.
   bool batch_in_flight();
@@ -128,7 +134,9 @@ class RoutingCall {
   bool finished_ = false;             // every batch was delivered: the engine may be kept
   EngineReport report_at_start_;      // a kept engine's report sums earlier calls too
   std::atomic<bool> abandon_{false};  // raised by the destructor: stop the batch in flight
-  std::future<void> pending_;         // the batch being computed ahead, into staging_
+  std::atomic<WorkStage> work_stage_{WorkStage::kIdle};  // what the batch thread is doing
+  std::size_t sources_delivered_ = 0;  // sources whose rows next_batch() has handed out
+  std::future<void> pending_;          // the batch being computed ahead, into staging_
   ResultBatch staging_;
   CallSummary summary_;
 };

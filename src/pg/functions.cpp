@@ -12,6 +12,7 @@
 #include "routing_call.hpp"
 #include "guard.hpp"
 #include "kept_graphs.hpp"
+#include "progress.hpp"
 #include "parallel.hpp"
 #include "query_reader.hpp"
 #include "settings.hpp"
@@ -226,6 +227,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   instr_time call_start, phase_start;
   INSTR_TIME_SET_CURRENT(call_start);
   g_last_run.valid = false;
+  progress_begin(args->function);  // phase "reading"; an error clears it at abort
 
   // 1. Read (PostgreSQL).
   static const ColumnSpec kEdgeColumns[] = {
@@ -245,6 +247,8 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   // otherwise the edges are read (a kept graph's query too, when it must be read privately).
   KeptGraphUse kept;
   resolve_kept_graph(args->edges_sql, args->directed, args->function, &kept);
+  progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql
+  progress_set_phase(CallPhase::kReading);  // after a kept graph's build, or reading it privately
   QueryColumns edges;
   if (kept.graph == nullptr) {
     const int level =
@@ -271,6 +275,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   arrays.reverse_costs = edges.present[4] ? edges.numbers[4] : nullptr;
 
   // 2. Build and prepare (C++).
+  progress_set_phase(kept.graph != nullptr ? CallPhase::kComputing : CallPhase::kBuilding);
   OwnedObject* call_slot = new_owned_slot();
   OwnedObject* batch_slot = new_owned_slot();
   RoutingCall* call = nullptr;
@@ -322,6 +327,9 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     call->prepare();
   });
   if (!ok) raise_failure(&failure);
+  const auto source_total = static_cast<int64>(call->source_count());
+  progress_set_sources(0, source_total);
+  progress_set_device(call->summary().device.c_str());
 
   // 3. Compute and emit, batch by batch.
   double emit_ms = 0;
@@ -331,6 +339,9 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     // Wait for the batch in short slices with a cancel check between them: a batch can take
     // seconds, and a cancel must not wait for it.
     for (bool ready = false; !ready;) {
+      progress_set_phase(call->work_stage() == RoutingCall::WorkStage::kTracing
+                             ? CallPhase::kTracing
+                             : CallPhase::kComputing);
       ok = guarded(&failure, [&] { ready = call->batch_ready(20); });
       if (!ok) raise_failure(&failure);
       if (!ready) CHECK_FOR_INTERRUPTS();
@@ -340,8 +351,11 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     if (!ok) raise_failure(&failure);
     if (!more) break;
     INSTR_TIME_SET_CURRENT(phase_start);
+    progress_set_sources(static_cast<int64>(call->sources_delivered()), source_total);
+    progress_set_phase(CallPhase::kWriting);
     put_batch(result, *args, *batch, &seq);
     rows += static_cast<int64>(batch->rows());
+    progress_add_rows(static_cast<int64>(batch->rows()));
     emit_ms += elapsed_ms(phase_start);
     CHECK_FOR_INTERRUPTS();
   }
@@ -378,6 +392,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   // Free the graph and buffers now rather than at the end of the query.
   destroy_owned(call_slot);
   destroy_owned(batch_slot);
+  progress_end();
   return (Datum)0;
 }
 

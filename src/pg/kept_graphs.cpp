@@ -9,6 +9,7 @@
 #include <string>
 
 #include "guard.hpp"
+#include "progress.hpp"
 #include "query_reader.hpp"
 
 #include "postgres_headers.hpp"
@@ -824,6 +825,8 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
   instr_time start;
   INSTR_TIME_SET_CURRENT(start);
   g_building_form = f;
+  progress_set_graph(reg.name);
+  progress_set_phase(CallPhase::kBuilding);  // reading its query and building, for the view
   BuiltGraph built = read_and_build(reg, directed, function);
   Size bytes = 0;
   Failure failure;
@@ -1132,6 +1135,7 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
     if (!reg.found || reg.unusable != nullptr) return;
   }
   copy_name(use->name, sizeof use->name, reg.name);
+  progress_set_graph(reg.name);  // while the checks below wait for locks, the view names it
   // The caller's right to read what the graph's query reads, now; and for a matched query, that
   // it reads the same tables under the caller's search_path.
   QueryReads reads;
@@ -1278,7 +1282,9 @@ extern "C" Datum gpu_graph_create(PG_FUNCTION_ARGS) {
   Registration reg;
   read_registration(name, true, &reg);
   remember_registration(reg.id, wrote_before);
+  progress_begin("gpu_graph_create");
   std::string line = build_now(reg, wrote_before, "gpu_graph_create");
+  progress_end();
   char* result = psprintf("kept graph %s: %s", name, line.c_str());
   PG_RETURN_TEXT_P(cstring_to_text(result));
 }
@@ -1321,12 +1327,14 @@ extern "C" Datum gpu_graph_refresh(PG_FUNCTION_ARGS) {
   run_as_owner(sql, 2, types, values, nullptr, SPI_OK_UPDATE);
   read_registration(name, true, &reg);
   remember_registration(reg.id, wrote_before);
+  progress_begin("gpu_graph_refresh");
   std::string line = build_now(reg, wrote_before, "gpu_graph_refresh");
   if (had_undirected && !wrote_before) {
     double build_ms;
     acquire_form(reg, false, &build_ms, "gpu_graph_refresh");
     line += "; undirected form rebuilt";
   }
+  progress_end();
   char* result = psprintf("kept graph %s: %s", name, line.c_str());
   PG_RETURN_TEXT_P(cstring_to_text(result));
 }

@@ -5,6 +5,7 @@
 #include "engine.hpp"
 #include "guard.hpp"
 #include "kept_graphs.hpp"
+#include "progress.hpp"
 #include "settings.hpp"
 
 #include "postgres_headers.hpp"
@@ -133,5 +134,6 @@ Settings current_settings() {
 void _PG_init(void) {
   gpu_routing::pg::define_settings();
   gpu_routing::pg::kept_graphs_init();
+  gpu_routing::pg::progress_init();
   MarkGUCPrefixReserved("gpu_routing");
 }

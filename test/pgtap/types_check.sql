@@ -4,7 +4,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(146);
+SELECT plan(156);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -44,7 +44,7 @@ BEGIN
 END
 $$;
 
--- 12 overloads x 9 checks = 108.
+-- 13 overloads x 9 checks = 117.
 SELECT pg_temp.overload_checks('gpu_sssp', '{text,bigint,boolean}', true,
   'edges_sql text, source bigint, directed boolean DEFAULT true',
   '{"edges_sql text","source bigint","directed boolean"}',
@@ -104,6 +104,12 @@ SELECT pg_temp.overload_checks('gpu_graphs', '{}', false, '', '{}',
   '"built_at timestamp with time zone","build_ms double precision","calls bigint",'
   '"last_used timestamp with time zone","note text"}');
 
+SELECT pg_temp.overload_checks('gpu_routing_get_progress', '{}', false, '', '{}',
+  '{"pid integer","datname text","usename text","function text","graph text","phase text",'
+  '"sources_done bigint","sources_total bigint","rows_written bigint","device text",'
+  '"started timestamp with time zone","elapsed interval"}');
+SELECT has_view('public', 'gpu_routing_progress', 'the view gpu_routing_progress exists');
+
 -- The kept-graph commands: six checks each (3 x 6 = 18).
 CREATE FUNCTION pg_temp.command_checks(fn name, args name[], returns text, arguments text)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
@@ -152,7 +158,8 @@ SELECT set_eq(
         'gpu_path(text,text,boolean)', 'gpu_apsp(text,boolean)',
         'gpu_apsp(text,bigint[],bigint[],boolean)', 'gpu_routing_info()', 'gpu_routing_last_run()',
         'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
-        'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()'],
+        'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
+        'gpu_routing_get_progress()'],
   'gpu_routing defines exactly the documented functions');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.2.0', 'extension version 0.2.0');
 
