@@ -6,6 +6,7 @@
 #            (computing and writing among them), sources_done and rows_written only grow,
 #            sources_total is the number of sources, the device is named once computing.
 #   cancel:  pg_cancel_backend of that call: it ends within about a second and its row goes.
+#   terminate: pg_terminate_backend of such a call: the backend exits and leaves no row.
 #   paths:   many-to-many paths on the grid: the phases seen are call stages (tracing is reported
 #            when the watcher catches it); the row goes when the call ends.
 # Usage: test/progress/run.sh [database]   (created if missing, dropped at the end)
@@ -101,6 +102,21 @@ if grep -q "canceling statement due to user request" "$work/matrix.out" && [ "$l
   pass "cancel: the call ended $cancel_ms ms after pg_cancel_backend; its row is gone"
 else
   fail "cancel: $cancel_ms ms, rows left $left" "$(tail -2 "$work/matrix.out")"
+fi
+
+# --- terminate ------------------------------------------------------------------------------------
+# pg_terminate_backend mid-call: the backend exits (FATAL), its slot is cleared on the way out.
+pid=$(background_call terminated "SELECT count(*) FROM gpu_apsp('SELECT id, source, target, cost FROM grid',
+                                    (SELECT array_agg(g) FROM generate_series(0, 1999) g)::bigint[])")
+watch terminated "$pid" 60 "r.sources_done >= 32"
+q -c "SELECT pg_terminate_backend($pid, 5000)" >/dev/null
+finish terminated
+left=$(q -c "SELECT count(*) FROM gpu_routing_progress WHERE pid = $pid")
+others=$(q -c "SELECT count(*) FROM gpu_routing_progress")
+if grep -q "terminating connection due to administrator command" "$work/terminated.out" && [ "$left" = 0 ] && [ "$others" = 0 ]; then
+  pass "terminate: the backend terminated mid-call left no row"
+else
+  fail "terminate: rows left $left (all: $others)" "$(tail -2 "$work/terminated.out")"
 fi
 
 # --- paths ------------------------------------------------------------------------------------
