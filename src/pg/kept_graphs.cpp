@@ -466,7 +466,8 @@ void drop_unused_triggers(const char* schema) {
            "t.tgrelid = ANY (g.tables::oid[]))",
            kTriggerName, schema);
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-  SPI_execute(sql, true, 0);
+  // Not read-only: the command counter advances, so the registration just deleted is not seen.
+  SPI_execute(sql, false, 0);
   const uint64 count = SPI_processed;
   Oid* relids = static_cast<Oid*>(SPI_palloc(sizeof(Oid) * (count + 1)));
   for (uint64 i = 0; i < count; ++i) {
