@@ -154,6 +154,22 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION gpu_routing_last_run() IS
 'The last gpu_routing call of this session: device, engine, size, where the milliseconds went, and the kept graph that served it.';
 
+-- Cost matrices as arrays.
+
+CREATE FUNCTION gpu_apsp_array(edges_sql text, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, agg_costs double precision[])
+AS 'MODULE_PATHNAME', 'gpu_apsp_array_all'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_apsp_array(text, boolean) IS
+'All pairs as arrays: one row per vertex (ascending id) with its costs to every vertex in ascending id order; Infinity where unreachable, 0 to itself.';
+
+CREATE FUNCTION gpu_apsp_array(edges_sql text, sources bigint[], targets bigint[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, agg_costs double precision[])
+AS 'MODULE_PATHNAME', 'gpu_apsp_array_matrix'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_apsp_array(text, bigint[], bigint[], boolean) IS
+'Cost matrix as arrays: one row per source in the graph (ascending id) with its costs to the targets in the order given (every vertex by ascending id when NULL); Infinity where unreachable or not in the graph.';
+
 -- Progress of running calls.
 
 CREATE FUNCTION gpu_routing_get_progress()

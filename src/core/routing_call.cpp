@@ -42,6 +42,7 @@ void ResultBatch::clear() {
   cost.clear();
   agg_cost.clear();
   has_predecessor.clear();
+  array_width = 0;
 }
 
 std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets) {
@@ -103,6 +104,12 @@ void RoutingCall::set_targets(const std::int64_t* ids, std::size_t count) {
   }
   sort_unique(shared_targets_);
   all_targets_ = false;
+}
+
+void RoutingCall::set_array_columns(const std::int64_t* ids, std::size_t count) {
+  array_column_ids_.assign(ids, ids + count);
+  array_columns_given_ = true;
+  set_targets(ids, count);
 }
 
 void RoutingCall::set_all_targets() {
@@ -216,6 +223,27 @@ void RoutingCall::prepare() {
       1, std::min({static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size())),
                    batch_cap, source_indices_.size()})));
   distances_.resize(static_cast<std::size_t>(batch_size_) * row_width_);
+  if (options_.cost_arrays) {
+    // Where each column's cost sits in a row of distances_: compact rows hold shared_targets_
+    // (sorted), full rows every vertex (indices are in ascending id order).
+    array_slots_.clear();
+    if (array_columns_given_) {
+      array_slots_.reserve(array_column_ids_.size());
+      for (std::int64_t id : array_column_ids_) {
+        const VertexIndex v = graph_->vertices.find(id);
+        std::int64_t slot = -1;
+        if (v != kNoVertex)
+          slot = compact_rows_
+                     ? std::lower_bound(shared_targets_.begin(), shared_targets_.end(), v) -
+                           shared_targets_.begin()
+                     : v;
+        array_slots_.push_back(slot);
+      }
+    } else {
+      array_slots_.resize(vertex_count);
+      for (std::size_t v = 0; v < vertex_count; ++v) array_slots_[v] = static_cast<std::int64_t>(v);
+    }
+  }
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
 }
 
@@ -298,7 +326,10 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
       emit_path_rows(first, count, batch);
       break;
     default:
-      emit_cost_rows(first, count, batch);
+      if (options_.cost_arrays)
+        emit_cost_arrays(first, count, batch);
+      else
+        emit_cost_rows(first, count, batch);
       break;
   }
   summary_.compute_ms += watch.elapsed_ms();
@@ -400,6 +431,20 @@ void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batc
     } else {
       for (VertexIndex t : shared_targets_) add(t, row[t]);
     }
+  }
+}
+
+void RoutingCall::emit_cost_arrays(std::size_t first, int count, ResultBatch& batch) {
+  const std::size_t width = array_slots_.size();
+  batch.array_width = width;
+  batch.agg_cost.reserve(static_cast<std::size_t>(count) * width);
+  for (int i = 0; i < count; ++i) {
+    options_.engine.cancel.throw_if_requested();
+    const VertexIndex source = source_indices_[first + static_cast<std::size_t>(i)];
+    batch.start_vid.push_back(graph_->vertices.id(source));
+    const double* row = distances_.data() + static_cast<std::size_t>(i) * row_width_;
+    for (std::int64_t slot : array_slots_)
+      batch.agg_cost.push_back(slot < 0 ? kInfinity : row[slot]);
   }
 }
 

@@ -34,6 +34,9 @@ struct CallOptions {
   bool many_source = false;  // the SQL shape takes many sources: apsp_algorithm applies
   // Kept graphs: GPU engines are taken from and given back to this cache (null: none kept).
   EngineCache* engine_cache = nullptr;
+  // kCostMatrix / kAllPairs: one row per source holding its costs to every column (the targets in
+  // the order given, or every vertex by ascending id) instead of one row per pair.
+  bool cost_arrays = false;
 };
 
 // Rows of one batch, column by column; which columns are filled depends on the CallKind.
@@ -42,7 +45,9 @@ struct ResultBatch {
   std::vector<std::int32_t> path_seq;
   std::vector<double> cost, agg_cost;  // kSssp*: agg_cost holds the distance
   std::vector<char> has_predecessor;   // kSssp*: false for the source row (predecessor, edge NULL)
-  std::size_t rows() const { return agg_cost.size(); }
+  // cost_arrays: agg_cost holds rows() x array_width costs, row by row (infinity: unreachable).
+  std::size_t array_width = 0;
+  std::size_t rows() const { return array_width != 0 ? start_vid.size() : agg_cost.size(); }
   void clear();
 };
 
@@ -77,7 +82,10 @@ class RoutingCall {
   // order.
   void set_sources(const std::int64_t* ids, std::size_t count);  // kSsspMany, kCostMatrix, kPaths
   void set_targets(const std::int64_t* ids, std::size_t count);  // kCostMatrix, kPaths
-  void set_all_targets();                                        // kCostMatrix with targets NULL
+  // cost_arrays: the columns, in this order (duplicates kept; an id not in the graph is a column
+  // of infinities). Without it (targets NULL, all pairs) the columns are every vertex by id.
+  void set_array_columns(const std::int64_t* ids, std::size_t count);
+  void set_all_targets();  // kCostMatrix with targets NULL
   void set_pairs(const std::int64_t* sources, const std::int64_t* targets,
                  std::size_t count);  // combinations
   void set_all_pairs();               // kAllPairs
@@ -112,6 +120,7 @@ class RoutingCall {
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
+  void emit_cost_arrays(std::size_t first, int count, ResultBatch& batch);
 
   CallKind kind_;
   CallOptions options_;
@@ -128,7 +137,11 @@ class RoutingCall {
   std::vector<double> distances_;
   std::vector<ArcIndex> predecessors_;
   std::vector<VertexIndex> batch_targets_;
-  bool compact_rows_ = false;         // distances_ holds target columns only (cost matrices)
+  bool compact_rows_ = false;  // distances_ holds target columns only (cost matrices)
+  std::vector<std::int64_t> array_column_ids_;  // set_array_columns: the ids, as given
+  bool array_columns_given_ = false;
+  std::vector<std::int64_t>
+      array_slots_;                   // per column, its place in a row of distances_ (-1: none)
   std::size_t row_width_ = 0;         // entries per row of distances_
   std::string engine_key_;            // the engine's key in options_.engine_cache
   bool finished_ = false;             // every batch was delivered: the engine may be kept

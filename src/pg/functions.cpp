@@ -34,6 +34,8 @@ PG_FUNCTION_INFO_V1(gpu_path_many_to_many);
 PG_FUNCTION_INFO_V1(gpu_path_combinations);
 PG_FUNCTION_INFO_V1(gpu_apsp_all);
 PG_FUNCTION_INFO_V1(gpu_apsp_matrix);
+PG_FUNCTION_INFO_V1(gpu_apsp_array_all);
+PG_FUNCTION_INFO_V1(gpu_apsp_array_matrix);
 PG_FUNCTION_INFO_V1(gpu_routing_info);
 PG_FUNCTION_INFO_V1(gpu_routing_last_run);
 }
@@ -117,6 +119,7 @@ struct CallArguments {
   int64* targets;
   int target_count;
   bool all_targets;  // gpu_apsp with targets NULL
+  bool cost_arrays;  // gpu_apsp_array: one row per source, its costs as a float8[]
 };
 
 // A bigint[] argument: one dimension, not empty, no NULLs.
@@ -158,6 +161,32 @@ void put_batch(ResultStore* result, const CallArguments& args, const ResultBatch
   Datum values[8];
   bool nulls[8] = {false, false, false, false, false, false, false, false};
   const std::size_t rows = batch.rows();
+  if (args.cost_arrays) {
+    // One float8[] per source, built in place: no Datum per element (tens of thousands a row).
+    const std::size_t width = batch.array_width;
+    const Size data_bytes = width * sizeof(double);
+    const Size total = ARR_OVERHEAD_NONULLS(1) + data_bytes;
+    if (!AllocSizeIsValid(total))
+      ereport(ERROR,
+              (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+               errmsg("a cost array of %zu targets exceeds PostgreSQL's 1 GB limit", width)));
+    ArrayType* array = static_cast<ArrayType*>(palloc(total));
+    SET_VARSIZE(array, total);
+    array->ndim = 1;
+    array->dataoffset = 0;
+    array->elemtype = FLOAT8OID;
+    *ARR_DIMS(array) = static_cast<int>(width);
+    *ARR_LBOUND(array) = 1;
+    for (std::size_t r = 0; r < rows; ++r) {
+      memcpy(ARR_DATA_PTR(array), batch.agg_cost.data() + r * width, data_bytes);
+      values[0] = Int64GetDatum(batch.start_vid[r]);
+      values[1] = PointerGetDatum(array);
+      put_result_row(result, values, nulls);
+      CHECK_FOR_INTERRUPTS();
+    }
+    pfree(array);
+    return;
+  }
   // Checked once per 64k rows: a row costs well under a microsecond.
   auto poll = [](std::size_t r) {
     if ((r & 0xFFFF) == 0xFFFF) CHECK_FOR_INTERRUPTS();
@@ -294,6 +323,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     options.engine.cancel = CancelToken(cancel_requested);
     options.directed = args->directed;
     options.many_source = args->many_source;
+    options.cost_arrays = args->cost_arrays;
     // The GPU is probed only when the settings may use it: device = cpu never touches CUDA.
     static const gpu::Availability kCpuOnly = [] {
       gpu::Availability a;
@@ -317,7 +347,9 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
                           static_cast<std::size_t>(pairs.rows));
         } else {
           call->set_sources(args->sources, static_cast<std::size_t>(args->source_count));
-          if (args->all_targets)
+          if (args->cost_arrays && !args->all_targets && args->targets != nullptr)
+            call->set_array_columns(args->targets, static_cast<std::size_t>(args->target_count));
+          else if (args->all_targets)
             call->set_all_targets();
           else if (args->targets != nullptr)
             call->set_targets(args->targets, static_cast<std::size_t>(args->target_count));
@@ -503,6 +535,35 @@ extern "C" Datum gpu_apsp_matrix(PG_FUNCTION_ARGS) {
     args.all_targets = true;
   else
     args.targets = array_argument(fcinfo, 2, "targets", "gpu_apsp", &args.target_count);
+  args.directed = PG_GETARG_BOOL(3);
+  return run_call(fcinfo, &args);
+}
+
+// gpu_apsp_array: the cost matrix (or all pairs) as one row per source with a float8[] of costs.
+extern "C" Datum gpu_apsp_array_all(PG_FUNCTION_ARGS) {
+  CallArguments args =
+      base_arguments(CallKind::kAllPairs, PathShape::kNone, "gpu_apsp_array", true);
+  args.cost_arrays = true;
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.directed = PG_GETARG_BOOL(1);
+  return run_call(fcinfo, &args);
+}
+
+// Not STRICT, as gpu_apsp's matrix form: targets NULL means every vertex, by ascending id.
+extern "C" Datum gpu_apsp_array_matrix(PG_FUNCTION_ARGS) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3)) {
+    InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+    return (Datum)0;
+  }
+  CallArguments args =
+      base_arguments(CallKind::kCostMatrix, PathShape::kNone, "gpu_apsp_array", true);
+  args.cost_arrays = true;
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.sources = array_argument(fcinfo, 1, "sources", "gpu_apsp_array", &args.source_count);
+  if (PG_ARGISNULL(2))
+    args.all_targets = true;
+  else
+    args.targets = array_argument(fcinfo, 2, "targets", "gpu_apsp_array", &args.target_count);
   args.directed = PG_GETARG_BOOL(3);
   return run_call(fcinfo, &args);
 }

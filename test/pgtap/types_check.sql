@@ -4,7 +4,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(156);
+SELECT plan(174);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -44,7 +44,7 @@ BEGIN
 END
 $$;
 
--- 13 overloads x 9 checks = 117.
+-- 15 overloads x 9 checks = 135.
 SELECT pg_temp.overload_checks('gpu_sssp', '{text,bigint,boolean}', true,
   'edges_sql text, source bigint, directed boolean DEFAULT true',
   '{"edges_sql text","source bigint","directed boolean"}',
@@ -104,6 +104,15 @@ SELECT pg_temp.overload_checks('gpu_graphs', '{}', false, '', '{}',
   '"built_at timestamp with time zone","build_ms double precision","calls bigint",'
   '"last_used timestamp with time zone","note text"}');
 
+SELECT pg_temp.overload_checks('gpu_apsp_array', '{text,boolean}', true,
+  'edges_sql text, directed boolean DEFAULT true',
+  '{"edges_sql text","directed boolean"}',
+  '{"start_vid bigint","agg_costs double precision[]"}');
+-- Not STRICT: targets NULL means every vertex.
+SELECT pg_temp.overload_checks('gpu_apsp_array', '{text,bigint[],bigint[],boolean}', false,
+  'edges_sql text, sources bigint[], targets bigint[] DEFAULT NULL::bigint[], directed boolean DEFAULT true',
+  '{"edges_sql text","sources bigint[]","targets bigint[]","directed boolean"}',
+  '{"start_vid bigint","agg_costs double precision[]"}');
 SELECT pg_temp.overload_checks('gpu_routing_get_progress', '{}', false, '', '{}',
   '{"pid integer","datname text","usename text","function text","graph text","phase text",'
   '"sources_done bigint","sources_total bigint","rows_written bigint","device text",'
@@ -159,7 +168,8 @@ SELECT set_eq(
         'gpu_apsp(text,bigint[],bigint[],boolean)', 'gpu_routing_info()', 'gpu_routing_last_run()',
         'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
         'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
-        'gpu_routing_get_progress()'],
+        'gpu_routing_get_progress()', 'gpu_apsp_array(text,boolean)',
+        'gpu_apsp_array(text,bigint[],bigint[],boolean)'],
   'gpu_routing defines exactly the documented functions');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.2.0', 'extension version 0.2.0');
 
