@@ -46,3 +46,17 @@ LANGUAGE sql IMMUTABLE STRICT AS $$
         FROM generate_series(0, rows - 2) r, generate_series(0, cols - 1) c) AS e
 $$;
 ANALYZE;
+
+-- The kept graphs of kept_graphs.sql: Rome, its vertices 1..400 (for the dense all-pairs engines)
+-- and the sample network with reverse_cost. Registered here, each in a transaction of its own, so
+-- that they are built at once and shared; a graph registered inside a test's transaction after it
+-- wrote is read privately until commit. The queries name their table with an alias, as no other
+-- test writes its edges_sql, so that no other test's call is served by them. Kept graphs need
+-- gpu_routing in shared_preload_libraries (scripts/cluster.sh preloads it); without it there are
+-- none, and kept_graphs.sql fails saying so.
+SELECT value NOT LIKE 'off%' AS kept_graphs_on FROM gpu_routing_info() WHERE name = 'kept graphs' \gset
+\if :kept_graphs_on
+SELECT gpu_graph_create('pgtap_rome', 'SELECT e.id, e.source, e.target, e.cost FROM rome_edges AS e ORDER BY e.id') AS created \gset
+SELECT gpu_graph_create('pgtap_rome_part', 'SELECT e.id, e.source, e.target, e.cost FROM rome_edges AS e WHERE e.source <= 400 AND e.target <= 400 ORDER BY e.id') AS created \gset
+SELECT gpu_graph_create('pgtap_sample', 'SELECT e.id, e.source, e.target, e.cost, e.reverse_cost FROM sample_edges AS e ORDER BY e.id') AS created \gset
+\endif
