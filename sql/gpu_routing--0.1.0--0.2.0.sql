@@ -74,6 +74,13 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION gpu_routing_last_run() IS
 'The last gpu_routing call of this session: device, engine, size, where the milliseconds went, and the kept graph that served it.';
 
+CREATE FUNCTION gpu_apsp(edges_sql text, combinations_sql text, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, end_vid bigint, agg_cost double precision)
+AS 'MODULE_PATHNAME', 'gpu_apsp_combinations'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_apsp(text, text, boolean) IS
+'Costs of the (source, target) pairs combinations_sql returns (pgr_dijkstraCost combinations): one row per distinct pair with a path, start_vid <> end_vid.';
+
 -- Cost matrices as arrays.
 
 CREATE FUNCTION gpu_apsp_array(edges_sql text, directed boolean DEFAULT true)

@@ -187,7 +187,13 @@ void RoutingCall::prepare() {
             " result included)";
   } else if (kind_ == CallKind::kCostMatrix) {
     std::size_t targets = all_targets_ ? vertex_count : shared_targets_.size();
-    needed = saturating_add(needed, result_matrix_bytes(source_indices_.size(), targets));
+    std::size_t rows_of_sources = source_indices_.size();
+    if (!targets_of_.empty()) {  // combinations: as many results as pairs
+      targets = 0;
+      for (const auto& of_source : targets_of_) targets += of_source.size();
+      rows_of_sources = 1;
+    }
+    needed = saturating_add(needed, result_matrix_bytes(rows_of_sources, targets));
     what += " (its " + std::to_string(source_indices_.size()) + " x " + std::to_string(targets) +
             " result included)";
   }
@@ -212,8 +218,8 @@ void RoutingCall::prepare() {
   work_stage_.store(WorkStage::kIdle, std::memory_order_relaxed);
   summary_.device = engine_->report().device_name;
   // A cost matrix to chosen targets needs only their columns; engines that can, return just those.
-  compact_rows_ =
-      kind_ == CallKind::kCostMatrix && !all_targets_ && engine_->supports_compact_targets();
+  compact_rows_ = kind_ == CallKind::kCostMatrix && !all_targets_ && targets_of_.empty() &&
+                  engine_->supports_compact_targets();
   row_width_ = compact_rows_ ? shared_targets_.size() : vertex_count;
   std::size_t batch_cap = rows_cap;
   if (compact_rows_)
@@ -426,6 +432,8 @@ void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batc
     };
     if (compact_rows_) {
       for (std::size_t j = 0; j < shared_targets_.size(); ++j) add(shared_targets_[j], row[j]);
+    } else if (!targets_of_.empty()) {  // combinations
+      for (VertexIndex t : targets_of_[source_slot]) add(t, row[t]);
     } else if (all_targets_) {
       for (std::size_t t = 0; t < n; ++t) add(static_cast<VertexIndex>(t), row[t]);
     } else {

@@ -87,7 +87,7 @@ class RoutingCall {
   void set_array_columns(const std::int64_t* ids, std::size_t count);
   void set_all_targets();  // kCostMatrix with targets NULL
   void set_pairs(const std::int64_t* sources, const std::int64_t* targets,
-                 std::size_t count);  // combinations
+                 std::size_t count);  // combinations (kPaths, kCostMatrix)
   void set_all_pairs();               // kAllPairs
 
   // Selects and creates the engine after checking the whole call's memory. Call once, after the

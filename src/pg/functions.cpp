@@ -3,6 +3,8 @@
 // tuplestore (PostgreSQL). C++ objects live on the heap, owned by a memory-context callback, so an
 // error or a cancel anywhere frees them; no C++ object with a destructor sits on the stack while
 // PostgreSQL code that can raise an error runs.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +27,10 @@
 #endif
 
 extern "C" {
+#include "commands/prepare.h"
+#include "nodes/parsenodes.h"
+#include "utils/plancache.h"
+
 PG_FUNCTION_INFO_V1(gpu_sssp_one);
 PG_FUNCTION_INFO_V1(gpu_sssp_many);
 PG_FUNCTION_INFO_V1(gpu_path_one_to_one);
@@ -35,6 +41,7 @@ PG_FUNCTION_INFO_V1(gpu_path_combinations);
 PG_FUNCTION_INFO_V1(gpu_apsp_all);
 PG_FUNCTION_INFO_V1(gpu_apsp_matrix);
 PG_FUNCTION_INFO_V1(gpu_apsp_array_all);
+PG_FUNCTION_INFO_V1(gpu_apsp_combinations);
 PG_FUNCTION_INFO_V1(gpu_apsp_array_matrix);
 PG_FUNCTION_INFO_V1(gpu_routing_info);
 PG_FUNCTION_INFO_V1(gpu_routing_last_run);
@@ -250,6 +257,91 @@ double elapsed_ms(instr_time start) {
   return INSTR_TIME_GET_MILLISEC(now);
 }
 
+// pgRouting accepts the name of a prepared statement wherever it takes a query (PREPARE e AS
+// SELECT ...; pgr_dijkstra('e', 6, 10)). Returns the statement's SQL when `sql` is such a name,
+// else `sql` itself. A name is an identifier: no query is one.
+bool is_identifier(const char* text) {
+  if (!(isalpha(static_cast<unsigned char>(*text)) || *text == '_')) return false;
+  for (const char* c = text; *c != '\0'; ++c)
+    if (!(isalnum(static_cast<unsigned char>(*c)) || *c == '_' || *c == '$')) return false;
+  return true;
+}
+
+// Skips "PREPARE name [(types)] AS" at the start of `text`; nullptr when it is not there.
+const char* after_prepare_as(const char* text) {
+  const char* c = text;
+  auto skip_space = [&] {
+    while (isspace(static_cast<unsigned char>(*c))) ++c;
+  };
+  skip_space();
+  if (pg_strncasecmp(c, "prepare", 7) != 0) return nullptr;
+  c += 7;
+  skip_space();
+  if (*c == '"') {
+    for (++c; *c != '\0' && !(c[0] == '"' && c[1] != '"'); c += (c[0] == '"' ? 2 : 1)) {
+    }
+    if (*c == '"') ++c;
+  } else {
+    while (isalnum(static_cast<unsigned char>(*c)) || *c == '_' || *c == '$') ++c;
+  }
+  skip_space();
+  if (*c == '(') {
+    int depth = 0;
+    for (; *c != '\0'; ++c) {
+      if (*c == '(') ++depth;
+      if (*c == ')' && --depth == 0) {
+        ++c;
+        break;
+      }
+    }
+  }
+  skip_space();
+  if (pg_strncasecmp(c, "as", 2) != 0 || !isspace(static_cast<unsigned char>(c[2]))) return nullptr;
+  return c + 2;
+}
+
+const char* statement_sql(const char* sql, const char* what, const char* function) {
+  while (isspace(static_cast<unsigned char>(*sql))) ++sql;
+  char* name = pstrdup(sql);
+  for (char* end = name + strlen(name); end > name && isspace(static_cast<unsigned char>(end[-1]));)
+    *--end = '\0';
+  if (!is_identifier(name)) return sql;
+  PreparedStatement* prepared = FetchPreparedStatement(name, false);
+  if (prepared == nullptr)
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_UNDEFINED_PSTATEMENT),
+         errmsg("%s of %s is \"%s\": neither a query nor a prepared statement of this session",
+                what, function, name),
+         errhint("Give a query, or the name of a statement made in this session with PREPARE name "
+                 "AS SELECT ...")));
+  CachedPlanSource* source = prepared->plansource;
+  if (source->num_params > 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("%s of %s names the prepared statement \"%s\", which takes %d "
+                    "parameter%s",
+                    what, function, name, source->num_params, source->num_params == 1 ? "" : "s"),
+             errhint("A prepared statement given as %s must take no parameters.", what)));
+  // The statement's own text: query_string may hold a whole multi-statement string.
+  const char* text = source->query_string;
+  int length = static_cast<int>(strlen(text));
+  if (source->raw_parse_tree != nullptr) {
+    const int location = std::max(source->raw_parse_tree->stmt_location, 0);
+    const int len = source->raw_parse_tree->stmt_len;
+    text += std::min(location, length);
+    length = len > 0 ? std::min(len, length - location) : length - location;
+  }
+  char* statement = pnstrdup(text, static_cast<Size>(std::max(length, 0)));
+  const char* body = prepared->from_sql ? after_prepare_as(statement) : statement;
+  if (body == nullptr) return sql;
+  char* result = pstrdup(body);
+  for (char* end = result + strlen(result);
+       end > result && (isspace(static_cast<unsigned char>(end[-1])) || end[-1] == ';');)
+    *--end = '\0';
+  return result;
+}
+
 // The whole call.
 Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   ResultStore* result = begin_result_store(fcinfo);
@@ -275,6 +367,10 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   // A kept graph named ('graph:NAME') or registered with this very query serves the call;
   // otherwise the edges are read (a kept graph's query too, when it must be read privately).
   KeptGraphUse kept;
+  args->edges_sql = const_cast<char*>(statement_sql(args->edges_sql, "edges_sql", args->function));
+  if (args->combinations_sql != nullptr)
+    args->combinations_sql = const_cast<char*>(
+        statement_sql(args->combinations_sql, "combinations_sql", args->function));
   resolve_kept_graph(args->edges_sql, args->directed, args->function, &kept);
   progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql
   progress_set_phase(CallPhase::kReading);  // after a kept graph's build, or reading it privately
@@ -536,6 +632,17 @@ extern "C" Datum gpu_apsp_matrix(PG_FUNCTION_ARGS) {
   else
     args.targets = array_argument(fcinfo, 2, "targets", "gpu_apsp", &args.target_count);
   args.directed = PG_GETARG_BOOL(3);
+  return run_call(fcinfo, &args);
+}
+
+// gpu_apsp(edges_sql, combinations_sql): the costs of the (source, target) pairs of a query, as
+// pgr_dijkstraCost's combinations form.
+extern "C" Datum gpu_apsp_combinations(PG_FUNCTION_ARGS) {
+  CallArguments args =
+      base_arguments(CallKind::kCostMatrix, PathShape::kCombinations, "gpu_apsp", true);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  args.combinations_sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
+  args.directed = PG_GETARG_BOOL(2);
   return run_call(fcinfo, &args);
 }
 

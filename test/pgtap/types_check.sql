@@ -4,7 +4,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(174);
+SELECT plan(183);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -44,7 +44,7 @@ BEGIN
 END
 $$;
 
--- 15 overloads x 9 checks = 135.
+-- 16 overloads x 9 checks = 144.
 SELECT pg_temp.overload_checks('gpu_sssp', '{text,bigint,boolean}', true,
   'edges_sql text, source bigint, directed boolean DEFAULT true',
   '{"edges_sql text","source bigint","directed boolean"}',
@@ -104,6 +104,10 @@ SELECT pg_temp.overload_checks('gpu_graphs', '{}', false, '', '{}',
   '"built_at timestamp with time zone","build_ms double precision","calls bigint",'
   '"last_used timestamp with time zone","note text"}');
 
+SELECT pg_temp.overload_checks('gpu_apsp', '{text,text,boolean}', true,
+  'edges_sql text, combinations_sql text, directed boolean DEFAULT true',
+  '{"edges_sql text","combinations_sql text","directed boolean"}',
+  '{"start_vid bigint","end_vid bigint","agg_cost double precision"}');
 SELECT pg_temp.overload_checks('gpu_apsp_array', '{text,boolean}', true,
   'edges_sql text, directed boolean DEFAULT true',
   '{"edges_sql text","directed boolean"}',
@@ -169,7 +173,7 @@ SELECT set_eq(
         'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
         'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
         'gpu_routing_get_progress()', 'gpu_apsp_array(text,boolean)',
-        'gpu_apsp_array(text,bigint[],bigint[],boolean)'],
+        'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)'],
   'gpu_routing defines exactly the documented functions');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.2.0', 'extension version 0.2.0');
 
