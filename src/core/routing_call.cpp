@@ -198,6 +198,7 @@ void RoutingCall::prepare() {
             " result included)";
   }
   options_.engine.budget.require(needed, what);
+  prepared_bytes_ = needed;
 
   // A kept graph carries its reversed CSR; one built for this call gets it here.
   if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
@@ -377,6 +378,9 @@ void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batc
   }
 }
 
+// Bytes a path row takes in a ResultBatch: six 8-byte columns and path_seq.
+constexpr std::size_t kPathRowBytes = 6 * sizeof(std::int64_t) + sizeof(std::int32_t);
+
 void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batch) {
   const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
   const CsrGraph& reverse = graph_->reverse;
@@ -388,8 +392,19 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
     const double* row = distances_.data() + static_cast<std::size_t>(i) * n;
     const std::vector<VertexIndex>& targets =
         targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];
+    std::size_t traced = 0;
     for (VertexIndex target : targets) {
       if (target == source || !(row[target] < kInfinity)) continue;
+      // One source may have tens of thousands of targets with long paths: check for a cancel
+      // and keep the rows held within gpu_routing.max_memory as they grow, not after.
+      if ((++traced & 255) == 0) {
+        options_.engine.cancel.throw_if_requested();
+        options_.engine.budget.require(
+            saturating_add(prepared_bytes_, batch.rows() * kPathRowBytes),
+            "the path rows of " + std::to_string(count) + " source(s) (" +
+                std::to_string(batch.rows()) + " rows so far, " + format_bytes(kPathRowBytes) +
+                " each)");
+      }
       const std::int64_t target_id = graph_->vertices.id(target);
       std::vector<ArcIndex> arcs = trace_path(reverse, row, source, target);
       double agg = 0.0;

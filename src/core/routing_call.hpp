@@ -143,6 +143,7 @@ class RoutingCall {
   std::vector<std::int64_t>
       array_slots_;                   // per column, its place in a row of distances_ (-1: none)
   std::size_t row_width_ = 0;         // entries per row of distances_
+  std::size_t prepared_bytes_ = 0;    // what prepare() counted against max_memory
   std::string engine_key_;            // the engine's key in options_.engine_cache
   bool finished_ = false;             // every batch was delivered: the engine may be kept
   EngineReport report_at_start_;      // a kept engine's report sums earlier calls too

@@ -29,7 +29,9 @@ bool guarded(Failure* failure, Body&& body) noexcept {
     failure->cancelled = true;
   } catch (const std::bad_alloc&) {
     record_failure(failure, ErrorKind::kOutOfMemory, "out of memory in gpu_routing",
-                   "Lower gpu_routing.max_memory or the size of the call.");
+                   "The server could not give the memory gpu_routing.max_memory allows: ask "
+                   "for fewer sources or targets, or lower gpu_routing.max_memory below the "
+                   "free memory so that such calls are refused before they allocate.");
   } catch (const std::exception& e) {
     record_failure(failure, ErrorKind::kInternal, e.what(), "");
   } catch (...) {

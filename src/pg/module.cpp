@@ -26,6 +26,10 @@ int g_threads = 0;
 int g_max_memory_kb = 4 * 1024 * 1024;  // 4 GB
 int g_block_size = 0;
 int g_streams = 0;
+// Administrators' caps on what sessions may set (superuser settings, as temp_file_limit): a
+// session asking for more is refused at SET, and a call never uses more.
+int g_max_threads = 0;          // 0: no cap
+int g_max_memory_limit_kb = 0;  // 0: no cap
 
 const struct config_enum_entry kDeviceOptions[] = {
     {"auto", static_cast<int>(DeviceSetting::kAuto), false},
@@ -60,6 +64,29 @@ bool check_algorithm(char** newval, bool many_source) {
                       many_source ? "many-source" : "single-source");
   GUC_check_errhint("Use auto or one of: %s.", list);
   return false;
+}
+
+// SET by a session (not the configuration, ALTER ROLE or ALTER DATABASE) above the cap: refused.
+bool check_threads(int* newval, void**, GucSource source) {
+  if (source >= PGC_S_INTERACTIVE && g_max_threads > 0 && *newval > g_max_threads) {
+    GUC_check_errdetail(
+        "gpu_routing.max_threads (%d), set by an administrator, is the most a "
+        "session may use.",
+        g_max_threads);
+    return false;
+  }
+  return true;
+}
+
+bool check_max_memory(int* newval, void**, GucSource source) {
+  if (source >= PGC_S_INTERACTIVE && g_max_memory_limit_kb > 0 && *newval > g_max_memory_limit_kb) {
+    GUC_check_errdetail(
+        "gpu_routing.max_memory_limit (%d kB), set by an administrator, is the "
+        "most a session may use.",
+        g_max_memory_limit_kb);
+    return false;
+  }
+  return true;
 }
 
 bool check_sssp_algorithm(char** newval, void**, GucSource) {
@@ -100,14 +127,26 @@ void define_settings() {
       PGC_USERSET, 0, check_apsp_algorithm, nullptr, nullptr);
   DefineCustomIntVariable("gpu_routing.threads",
                           "OpenMP threads of the CPU engines (0 = every core).", nullptr,
-                          &g_threads, 0, 0, 1024, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+                          &g_threads, 0, 0, 1024, PGC_USERSET, 0, check_threads, nullptr, nullptr);
   DefineCustomIntVariable(
       "gpu_routing.max_memory",
       "Largest memory one call may plan to use (graph, engine buffers, results).",
       "A call that would need more is refused with an error naming the size, before it "
       "allocates. An all-pairs call over V vertices counts its V x V result.",
-      &g_max_memory_kb, 4 * 1024 * 1024, 1024, INT_MAX, PGC_USERSET, GUC_UNIT_KB, nullptr, nullptr,
-      nullptr);
+      &g_max_memory_kb, 4 * 1024 * 1024, 1024, INT_MAX, PGC_USERSET, GUC_UNIT_KB, check_max_memory,
+      nullptr, nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.max_threads",
+      "Most OpenMP threads a session may give the CPU engines (0 = no cap).",
+      "Superusers set it (postgresql.conf, ALTER ROLE, ALTER DATABASE); a session's "
+      "gpu_routing.threads above it is refused, and 0 (every core) means this many.",
+      &g_max_threads, 0, 0, 1024, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.max_memory_limit",
+      "Most a session may set gpu_routing.max_memory to (0 = no cap).",
+      "Superusers set it (postgresql.conf, ALTER ROLE, ALTER DATABASE); a session's "
+      "gpu_routing.max_memory above it is refused, and no call plans for more.",
+      &g_max_memory_limit_kb, 0, 0, INT_MAX, PGC_SUSET, GUC_UNIT_KB, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "gpu_routing.block_size",
       "CUDA threads per block of the GPU engines (0 = each engine's tuned default).", nullptr,
@@ -122,8 +161,14 @@ Settings current_settings() {
   s.device = static_cast<DeviceSetting>(g_device);
   s.sssp_algorithm = g_sssp_algorithm != nullptr ? g_sssp_algorithm : "auto";
   s.apsp_algorithm = g_apsp_algorithm != nullptr ? g_apsp_algorithm : "auto";
+  // The caps hold even where the setting came from before them (the configuration file's order,
+  // a cap lowered later).
   s.threads = g_threads;
-  s.max_memory_bytes = static_cast<std::size_t>(g_max_memory_kb) * 1024;
+  if (g_max_threads > 0 && (s.threads == 0 || s.threads > g_max_threads)) s.threads = g_max_threads;
+  int memory_kb = g_max_memory_kb;
+  if (g_max_memory_limit_kb > 0 && memory_kb > g_max_memory_limit_kb)
+    memory_kb = g_max_memory_limit_kb;
+  s.max_memory_bytes = static_cast<std::size_t>(memory_kb) * 1024;
   s.block_size = g_block_size;
   s.streams = g_streams;
   return s;

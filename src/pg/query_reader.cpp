@@ -1,5 +1,8 @@
 #include "query_reader.hpp"
 
+#include "common.hpp"
+#include "settings.hpp"
+
 #include <cmath>
 
 #include "postgres_headers.hpp"
@@ -102,6 +105,23 @@ void receiver_startup(DestReceiver* self, int, TupleDesc desc) {
 
 void grow(Receiver* r) {
   std::int64_t capacity = r->capacity == 0 ? 65536 : r->capacity * 2;
+  // gpu_routing.max_memory holds while the rows arrive: a query of 20M rows under a 1MB limit
+  // stops at its first growth past the limit, not after it was read whole.
+  Size row_bytes = 0;
+  for (int c = 0; c < r->spec_count; ++c)
+    if (r->out->present[c]) row_bytes += sizeof(std::int64_t);  // int64 or double
+  const std::size_t limit = current_settings().max_memory_bytes;
+  const std::size_t needed = static_cast<std::size_t>(capacity) * row_bytes;
+  if (r->capacity > 0 && needed > limit)
+    ereport(ERROR,
+            (errcode(ERRCODE_OUT_OF_MEMORY),
+             errmsg("%s of %s: %lld rows read so far, %s to hold them and more to come, more than "
+                    "gpu_routing.max_memory (%s)",
+                    r->what, r->function, static_cast<long long>(r->out->rows),
+                    gpu_routing::format_bytes(needed).c_str(),
+                    gpu_routing::format_bytes(limit).c_str()),
+             errhint("Raise gpu_routing.max_memory if the server has the memory, or read fewer "
+                     "rows (a smaller area, a WHERE clause).")));
   for (int c = 0; c < r->spec_count; ++c) {
     if (!r->out->present[c]) continue;
     if (r->specs[c].kind == ColumnKind::kInteger) {

@@ -7,7 +7,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(19);
+SELECT plan(27);
 
 CREATE TEMP TABLE start_state AS SELECT pg_backend_pid() AS pid, pg_postmaster_start_time() AS started;
 
@@ -50,9 +50,14 @@ INSERT INTO long_calls VALUES
   (2, 'gpu_apsp 20000 sources x every vertex', format('SELECT count(*) FROM gpu_apsp(%L, ARRAY(SELECT generate_series(1, 40000, 2)::bigint))', :'grid')),
   (3, 'gpu_sssp 20000 sources', format('SELECT count(*) FROM gpu_sssp(%L, ARRAY(SELECT generate_series(1, 40000, 2)::bigint))', :'grid')),
   (4, 'gpu_path 413 x 450 long paths', format('SELECT count(*) FROM gpu_path(%L, ARRAY(SELECT generate_series(1, 40000, 97)::bigint), '
-                                              'ARRAY(SELECT generate_series(3, 40000, 89)::bigint))', :'grid'));
+                                              'ARRAY(SELECT generate_series(3, 40000, 89)::bigint))', :'grid')),
+  (5, 'gpu_path one source to every vertex (8M rows to trace)',
+   format('SELECT count(*) FROM gpu_path(%L, 1, ARRAY(SELECT generate_series(2, 40000)::bigint))', :'grid')),
+  (6, 'gpu_sssp reading 50M edges_sql rows',
+   -- generate_series in the select list streams its rows (in FROM it would be materialized first).
+   $$SELECT count(*) FROM gpu_sssp('SELECT g AS id, g AS source, g + 1 AS target, 1 AS cost FROM (SELECT generate_series(1, 50000000) AS g) s', 1)$$);
 
--- statement_timeout: 4 calls x 2 = 8. Each call is its own statement, so each gets its own 500 ms.
+-- statement_timeout: 6 calls x 2 = 12. Each call is its own statement, so each gets its own 500 ms.
 SET LOCAL gpu_routing.max_memory = '64GB';
 CREATE TEMP TABLE timeouts (n int, state text, message text, seconds float8);
 SET LOCAL statement_timeout = '500ms';
@@ -60,6 +65,8 @@ INSERT INTO timeouts SELECT 1, t.* FROM pg_temp.timed((SELECT call FROM long_cal
 INSERT INTO timeouts SELECT 2, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 2)) AS t;
 INSERT INTO timeouts SELECT 3, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 3)) AS t;
 INSERT INTO timeouts SELECT 4, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 4)) AS t;
+INSERT INTO timeouts SELECT 5, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 5)) AS t;
+INSERT INTO timeouts SELECT 6, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 6)) AS t;
 SET LOCAL statement_timeout = 0;
 -- 500 ms of timeout plus at most about a second to stop (GPU and CPU alike: 0.52-0.65 s
 -- measured on an H200 machine and on the 2-core development machine).
@@ -119,21 +126,30 @@ END
 $$;
 SELECT pg_temp.cancel_from_outside();
 
--- gpu_routing.max_memory: refused at once, naming the sizes. 6.
+-- gpu_routing.max_memory: refused at once, naming the sizes; while edges_sql's rows arrive and
+-- while path rows are traced, as soon as they pass it. 10.
 SET LOCAL gpu_routing.max_memory = '1MB';
 CREATE TEMP TABLE refusals (n int, state text, message text, seconds float8);
 INSERT INTO refusals SELECT 1, t.* FROM pg_temp.timed($$SELECT count(*) FROM gpu_apsp('SELECT id, source, target, cost FROM rome_edges')$$) AS t;
 INSERT INTO refusals SELECT 2, t.* FROM pg_temp.timed(format('SELECT count(*) FROM gpu_sssp(%L, 1)', :'grid')) AS t;
+INSERT INTO refusals SELECT 5, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 6)) AS t;
+SET LOCAL gpu_routing.max_memory = '64MB';
+INSERT INTO refusals SELECT 4, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 5)) AS t;
 RESET gpu_routing.max_memory;
 -- pgRouting's breaking case: all pairs over 99856 vertices. The default limit (4GB) refuses it
 -- before anything is computed.
 INSERT INTO refusals SELECT 3, t.* FROM pg_temp.timed($$SELECT count(*) FROM gpu_apsp('SELECT * FROM grid_edges(316, 316)')$$) AS t;
 SELECT pg_temp.timed_checks(t, '53200', 'gpu_apsp over 3353 vertices (its 3353 x 3353 result included) needs % MB, more than gpu_routing.max_memory (1.0 MB)',
                             1.0, 'max_memory 1MB, gpu_apsp over Rome') FROM refusals t WHERE n = 1;
-SELECT pg_temp.timed_checks(t, '53200', 'gpu_sssp loading 79600 edges needs %MB, more than gpu_routing.max_memory (1.0 MB)',
+SELECT pg_temp.timed_checks(t, '53200', 'edges_sql of gpu_sssp: 65536 rows read so far, % MB to hold them and more to come, more than gpu_routing.max_memory (1.0 MB)',
                             1.0, 'max_memory 1MB, gpu_sssp over the 200 x 200 grid') FROM refusals t WHERE n = 2;
 SELECT pg_temp.timed_checks(t, '53200', 'gpu_apsp over 99856 vertices (its 99856 x 99856 result included) needs %GB, more than gpu_routing.max_memory (4.0 GB)',
                             3.0, 'default settings, gpu_apsp over a 316 x 316 grid') FROM refusals t WHERE n = 3;
+
+SELECT pg_temp.timed_checks(t, '53200', 'the path rows of 1 source(s) (% rows so far, 52 bytes each) needs % MB, more than gpu_routing.max_memory (64.0 MB)',
+                            2.0, 'max_memory 64MB, gpu_path one source to every vertex') FROM refusals t WHERE n = 4;
+SELECT pg_temp.timed_checks(t, '53200', 'edges_sql of gpu_sssp: % rows read so far, % to hold them and more to come, more than gpu_routing.max_memory (1.0 MB)',
+                            1.0, 'max_memory 1MB, gpu_sssp reading 50M edges_sql rows') FROM refusals t WHERE n = 5;
 
 SELECT is(pg_postmaster_start_time(), (SELECT started FROM start_state), 'the postmaster did not restart');
 

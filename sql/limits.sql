@@ -1,0 +1,58 @@
+-- Limits: gpu_routing.max_memory holds while edges_sql's rows arrive and while path rows are
+-- traced; administrators cap what sessions may set (gpu_routing.max_threads,
+-- gpu_routing.max_memory_limit).
+CREATE TABLE limits_grid AS
+SELECT row_number() OVER () AS id, s AS source, t AS target, 1 + (s * 7919 % 9) AS cost
+FROM (SELECT i * 200 + j AS s, i * 200 + j + 1 AS t FROM generate_series(0, 199) i, generate_series(0, 198) j
+      UNION ALL
+      SELECT i * 200 + j, (i + 1) * 200 + j FROM generate_series(0, 198) i, generate_series(0, 199) j) e;
+
+-- Reading: 400,000 rows under 1MB stop at the first growth past it (a counter shows how many
+-- rows the query produced before the error: far fewer than all).
+CREATE SEQUENCE limits_rows;
+SET gpu_routing.max_memory = '1MB';
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM limits_grid, generate_series(1, 5) k
+                               WHERE nextval(''limits_rows'') > 0', 0);
+SELECT currval('limits_rows') < 200000 AS stopped_early;
+RESET gpu_routing.max_memory;
+
+-- Tracing: one source to every vertex of the grid is 8M path rows (416 MB); 64MB stops it while
+-- the rows grow, naming their size.
+SET gpu_routing.max_memory = '64MB';
+SELECT count(*) FROM gpu_path('SELECT id, source, target, cost FROM limits_grid', 0,
+                              ARRAY(SELECT generate_series(1, 39999)::bigint));
+RESET gpu_routing.max_memory;
+
+-- Caps: superuser settings (postgresql.conf, ALTER ROLE ... SET, or SET by a superuser, as
+-- here); a session cannot raise them, nor set more than they allow.
+CREATE ROLE limits_user;
+GRANT SELECT ON limits_grid TO limits_user;
+SET gpu_routing.max_threads = 1;
+SET gpu_routing.max_memory_limit = '100MB';
+SET SESSION AUTHORIZATION limits_user;
+SHOW gpu_routing.max_threads;
+SET gpu_routing.max_threads = 8;
+SET gpu_routing.max_memory_limit = 0;
+SET gpu_routing.threads = 2;
+SET gpu_routing.max_memory = '1GB';
+SET gpu_routing.max_memory = '50MB';
+SET gpu_routing.device = cpu;
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM limits_grid', 0);
+SELECT device FROM gpu_routing_last_run();
+RESET SESSION AUTHORIZATION;
+RESET gpu_routing.max_threads;
+RESET gpu_routing.max_memory_limit;
+RESET gpu_routing.max_memory;
+-- A cap lowered below what a session set still holds at the next call.
+SET gpu_routing.threads = 2;
+SET gpu_routing.max_threads = 1;
+SET gpu_routing.device = cpu;
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM limits_grid', 0);
+SELECT device FROM gpu_routing_last_run();
+RESET gpu_routing.max_threads;
+RESET gpu_routing.threads;
+RESET gpu_routing.device;
+DROP OWNED BY limits_user;
+DROP ROLE limits_user;
+DROP TABLE limits_grid;
+DROP SEQUENCE limits_rows;
