@@ -56,3 +56,23 @@ DROP OWNED BY limits_user;
 DROP ROLE limits_user;
 DROP TABLE limits_grid;
 DROP SEQUENCE limits_rows;
+
+-- What edges_sql may do: read. Writing and locking statements are refused by name, as are
+-- several statements; a STABLE function cannot write (PostgreSQL's rule for read-only queries).
+-- A VOLATILE function it calls can write, as under pgRouting: its writes belong to the caller's
+-- transaction.
+CREATE TABLE limits_log (n int);
+CREATE FUNCTION limits_stable_writer() RETURNS boolean LANGUAGE plpgsql STABLE AS
+  $$ BEGIN INSERT INTO limits_log VALUES (2); RETURN true; END $$;
+CREATE FUNCTION limits_volatile_writer() RETURNS boolean LANGUAGE plpgsql VOLATILE AS
+  $$ BEGIN INSERT INTO limits_log VALUES (1); RETURN true; END $$;
+SELECT count(*) FROM gpu_sssp('INSERT INTO limits_log VALUES (3) RETURNING 1 AS id, 1 AS source, 2 AS target, 1 AS cost', 1);
+SELECT count(*) FROM gpu_sssp('WITH w AS (INSERT INTO limits_log VALUES (4) RETURNING 1) SELECT 1 AS id, 1 AS source, 2 AS target, 1 AS cost FROM w', 1);
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges FOR UPDATE', 6);
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges; DELETE FROM limits_log', 6);
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges WHERE limits_stable_writer()', 6);
+SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM sample_edges WHERE limits_volatile_writer()', 6);
+SELECT n, count(*) FROM limits_log GROUP BY n ORDER BY n;
+DROP TABLE limits_log;
+DROP FUNCTION limits_stable_writer();
+DROP FUNCTION limits_volatile_writer();

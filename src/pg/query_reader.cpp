@@ -7,6 +7,11 @@
 
 #include "postgres_headers.hpp"
 
+extern "C" {
+#include "nodes/parsenodes.h"
+#include "utils/plancache.h"
+}
+
 namespace gpu_routing::pg {
 
 namespace {
@@ -242,6 +247,27 @@ void read_query_columns(const char* sql, const char* what, const char* function,
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s of %s must be one SQL query, not %d statements", what, function,
                            statements)));
+  // A query that would write or lock is refused by name here (read-only execution would refuse
+  // it too, with PostgreSQL's words about "non-volatile functions"). A VOLATILE function the
+  // query calls can still write: it runs its own statements, as it would under pgRouting.
+  CachedPlanSource* source =
+      static_cast<CachedPlanSource*>(linitial(SPI_plan_get_plan_sources(plan)));
+  ListCell* cell;
+  foreach (cell, source->query_list) {
+    Query* query = lfirst_node(Query, cell);
+    const char* refused = nullptr;
+    if (query->commandType != CMD_SELECT || query->utilityStmt != nullptr)
+      refused = "it is not a SELECT (or VALUES, TABLE)";
+    else if (query->hasModifyingCTE)
+      refused = "it writes in a WITH clause";
+    else if (query->rowMarks != NIL)
+      refused = "it locks rows (FOR UPDATE / FOR SHARE)";
+    if (refused != nullptr)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("%s of %s must only read: %s", what, function, refused),
+                      errhint("Give a SELECT that returns the columns; write the tables before "
+                              "the call.")));
+  }
   SPIExecuteOptions options;
   memset(&options, 0, sizeof options);
   options.read_only = true;  // the query may read, never write
