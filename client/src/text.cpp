@@ -49,6 +49,30 @@ std::string bigint_array_literal(const std::vector<std::int64_t>& values) {
   return literal;
 }
 
+bool parse_double_array(std::string_view text, double* out, std::size_t count) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
+  const char* at = text.data() + 1;
+  const char* const end = text.data() + text.size() - 1;  // the closing brace
+  if (at == end) return count == 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto [stop, error] = std::from_chars(at, end, out[i]);
+    if (error != std::errc() || (stop != end && *stop != ',')) {
+      // What from_chars leaves to parse_double ("Infinity", "NaN"); NULL and the rest fail.
+      const char* comma = at;
+      while (comma != end && *comma != ',') ++comma;
+      const auto value = parse_double(std::string_view(at, static_cast<std::size_t>(comma - at)));
+      if (!value) return false;
+      out[i] = *value;
+      at = comma;
+    } else {
+      at = stop;
+    }
+    if (at == end) return i + 1 == count;
+    ++at;  // the comma
+  }
+  return false;  // more elements than count
+}
+
 namespace {
 
 std::string_view trim(std::string_view line) {

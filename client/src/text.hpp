@@ -21,6 +21,11 @@ std::optional<std::int64_t> parse_int64(std::string_view text);
 // "{1,2,3}": a bigint[] literal, passed as a bound text parameter and cast with $n::bigint[].
 std::string bigint_array_literal(const std::vector<std::int64_t>& values);
 
+// Reads a one-dimensional float8[] as PostgreSQL prints it ("{1,2.5,Infinity}") into out[0] ..
+// out[count - 1]. False, with out partly written, when the text is not such an array of exactly
+// count numbers (a NULL element, another shape, another length).
+bool parse_double_array(std::string_view text, double* out, std::size_t count);
+
 // A libpq/PostgreSQL error message split into its parts: "ERROR:  x\nDETAIL:  y\nHINT:  z\n..."
 struct ServerMessage {
   std::string primary;  // without the "ERROR:  " / "FATAL:  " prefix

@@ -43,6 +43,38 @@ TEST(ClientText, BigintArrayLiteral) {
   EXPECT_EQ(bigint_array_literal({1, -2, 9223372036854775807}), "{1,-2,9223372036854775807}");
 }
 
+TEST(ClientText, DoubleArrays) {
+  double out[4] = {-1, -1, -1, -1};
+  ASSERT_TRUE(parse_double_array("{1,2.5,Infinity,0}", out, 4));
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], 2.5);
+  EXPECT_TRUE(std::isinf(out[2]) && out[2] > 0);
+  EXPECT_EQ(out[3], 0);
+  ASSERT_TRUE(parse_double_array("{-Infinity,NaN,1e+300,0.1}", out, 4));
+  EXPECT_TRUE(std::isinf(out[0]) && out[0] < 0);
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[2], 1e300);
+  EXPECT_EQ(out[3], 0.1);
+  ASSERT_TRUE(parse_double_array("{Infinity}", out, 1));
+  EXPECT_TRUE(std::isinf(out[0]));
+  // Every number printed by format_double reads back exactly.
+  for (double value : {0.1, 123456789.123, 5e-324, 1e-300}) {
+    ASSERT_TRUE(parse_double_array("{" + format_double(value) + "}", out, 1));
+    EXPECT_EQ(out[0], value);
+  }
+  EXPECT_TRUE(parse_double_array("{}", out, 0));
+  EXPECT_FALSE(parse_double_array("{}", out, 1));
+  EXPECT_FALSE(parse_double_array("{1,2}", out, 1));    // too long
+  EXPECT_FALSE(parse_double_array("{1,2}", out, 3));    // too short
+  EXPECT_FALSE(parse_double_array("{1,}", out, 2));
+  EXPECT_FALSE(parse_double_array("{1,NULL}", out, 2));
+  EXPECT_FALSE(parse_double_array("{1, 2}", out, 2));
+  EXPECT_FALSE(parse_double_array("{{1,2}}", out, 2));
+  EXPECT_FALSE(parse_double_array("[0:1]={1,2}", out, 2));
+  EXPECT_FALSE(parse_double_array("1,2", out, 2));
+  EXPECT_FALSE(parse_double_array("", out, 0));
+}
+
 TEST(ClientText, ServerMessageParts) {
   const ServerMessage message = parse_server_message(
       "ERROR:  start_vids of gpu_path is an empty array\nDETAIL:  some detail\n"
