@@ -288,9 +288,10 @@ void Router::State::connect() {
       kPathsStatement,
       "SELECT start_vid, end_vid, node, edge, cost, agg_cost, path_seq FROM " + f +
           "gpu_path($1::text, $2::bigint[], $3::bigint[], $4::boolean) ORDER BY seq");
-  connection->prepare(kMatrixStatement, "SELECT start_vid, end_vid, agg_cost FROM " + f +
-                                            "gpu_apsp($1::text, $2::bigint[], $3::bigint[], "
-                                            "$4::boolean)");
+  // One row per distinct source in the graph, its costs to the targets in their order.
+  connection->prepare(kMatrixStatement, "SELECT start_vid, agg_costs FROM " + f +
+                                            "gpu_apsp_array($1::text, $2::bigint[], "
+                                            "$3::bigint[], $4::boolean)");
   // The distance bound is applied in the database: only the rows within reach are sent.
   connection->prepare(kReachableStatement, "SELECT node, distance, predecessor, edge FROM " + f +
                                                "gpu_sssp($1::text, $2::bigint, $3::boolean) "
@@ -518,13 +519,13 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
   State& s = *state_;
   const auto started = Clock::now();
   const std::size_t target_count = targets.size();
-  const Positions target_positions(targets);
-  const std::vector<VertexId> unique_targets = unique_ids(targets);
-  const std::string target_literal = text::bigint_array_literal(unique_targets);
+  // The targets go as given, duplicates included: gpu_apsp_array's columns are then the
+  // matrix's. The batch size counts distinct targets, as the server's work does.
+  const std::string target_literal = text::bigint_array_literal(targets);
   std::size_t batch_size = call.batch_sources;
   if (batch_size == 0) {
     batch_size = std::max<std::size_t>(
-        1, s.options.matrix_batch_cells / std::max<std::size_t>(1, unique_targets.size()));
+        1, s.options.matrix_batch_cells / std::max<std::size_t>(1, unique_ids(targets).size()));
   }
   MatrixProgress progress;
   progress.sources_total = sources.size();
@@ -535,6 +536,7 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
   const std::optional<milliseconds> budget = s.effective_timeout(call);
   CostMatrixBatch batch;
   batch.targets = &targets;
+  std::vector<char> row_filled;
   for (std::size_t first = 0; first < sources.size(); first += batch_size) {
     const std::size_t count = std::min(batch_size, sources.size() - first);
     batch.first_source = first;
@@ -542,12 +544,6 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
                          sources.begin() + static_cast<std::ptrdiff_t>(first + count));
     const Positions row_positions(batch.sources);
     batch.costs.assign(count * target_count, kUnreachable);
-    // A vertex is at cost 0 from itself; gpu_apsp leaves those pairs out.
-    for (std::size_t row = 0; row < count; ++row) {
-      if (const auto column = target_positions.find(batch.sources[row])) {
-        batch.costs[row * target_count + *column] = 0;
-      }
-    }
 
     // The call's timeout covers the whole matrix: each batch gets what is left of it.
     std::optional<milliseconds> timeout = budget;
@@ -564,21 +560,33 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
     }
     const std::string source_literal = text::bigint_array_literal(unique_ids(batch.sources));
     s.run(timeout, [&](pqxx::nontransaction& tx) {
+      row_filled.assign(count, 0);
       const pqxx::result rows = tx.exec_prepared(kMatrixStatement, s.edges_sql, source_literal,
                                                  target_literal, bool_text(s.options.directed));
       for (const pqxx::row& row : rows) {
         const auto source_row = row_positions.find(as_int64(row[0]));
-        const auto target_column = target_positions.find(as_int64(row[1]));
-        if (!source_row || !target_column) continue;
-        batch.costs[*source_row * target_count + *target_column] = as_double(row[2]);
+        if (!source_row) continue;
+        const pqxx::field costs = row[1];
+        if (!text::parse_double_array(std::string_view(costs.c_str(), costs.size()),
+                                      batch.costs.data() + *source_row * target_count,
+                                      target_count)) {
+          throw Error("unexpected costs from the server for source " + as_string(row[0]) +
+                      " (expected a float8[] of " + std::to_string(target_count) +
+                      " numbers): " + as_string(costs).substr(0, 200));
+        }
+        row_filled[*source_row] = 1;
       }
       return true;
     });
-    // Repeated ids: copy the columns, then the rows, of their first occurrence.
-    for (std::size_t row = 0; row < count; ++row) {
+    // A source not in the graph has no row: left unreachable, but 0 to itself.
+    for (const auto& [id, row] : row_positions.first) {
+      if (row_filled[row]) continue;
       double* costs = batch.costs.data() + row * target_count;
-      for (const auto& [from, to] : target_positions.copies) costs[to] = costs[from];
+      for (std::size_t j = 0; j < target_count; ++j) {
+        if (targets[j] == id) costs[j] = 0;
+      }
     }
+    // Repeated sources: copy the rows of their first occurrence.
     for (const auto& [from, to] : row_positions.copies) {
       std::copy_n(batch.costs.begin() + static_cast<std::ptrdiff_t>(from * target_count),
                   target_count,

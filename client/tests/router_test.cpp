@@ -236,6 +236,61 @@ TEST_F(RouterTest, CostMatrixRowsAndColumnsFollowTheIdsAsGiven) {
   EXPECT_TRUE(router.cost_matrix(std::vector<VertexId>{}).costs.empty());
 }
 
+// gpu_apsp_array gives a row per distinct source in the graph only: sources repeated, absent or
+// in another component, targets likewise, fill every cell as gpu_apsp's rows say, in batches of
+// every size (a batch of absent sources only included), directed and undirected.
+TEST_F(RouterTest, CostMatrixWithRepeatedAndAbsentIdsEqualsGpuApspRows) {
+  const std::vector<VertexId> sources{2, 6, 999, 1, 6, 14, 999, 4, 1000, 3};
+  const std::vector<VertexId> targets{6, 999, 2, 17, 6, 1, 999, 4, 3, 1000, 16};
+  for (const bool directed : {true, false}) {
+    RouterOptions options;
+    options.directed = directed;
+    Router router(test_dsn(), sample_table(), options);
+    const auto rows = sql_params(
+        "SELECT start_vid, end_vid, agg_cost FROM gpu_apsp($1, $2::bigint[], $3::bigint[], $4)",
+        std::string(kSampleEdgesSql), literal(sources), literal(targets), directed);
+    const CostMatrix matrix = router.cost_matrix(sources, targets);
+    ASSERT_EQ(matrix.costs.size(), sources.size() * targets.size());
+    EXPECT_EQ(matrix.sources, sources);
+    EXPECT_EQ(matrix.targets, targets);
+    expect_matrix_equals_rows(matrix, rows);
+
+    std::size_t finite = 0, unreachable = 0;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      for (std::size_t j = 0; j < targets.size(); ++j) {
+        if (sources[i] == targets[j]) continue;
+        ++(std::isinf(matrix.at(i, j)) ? unreachable : finite);
+      }
+    }
+    EXPECT_GT(finite, 10u) << "directed " << directed;
+    EXPECT_GT(unreachable, 10u) << "directed " << directed;
+    EXPECT_EQ(matrix.at(2, 1), 0);  // 999 is not in the graph, and 0 from itself
+    EXPECT_EQ(matrix.at(6, 6), 0);
+    EXPECT_EQ(matrix.at(2, 0), kUnreachable);
+    EXPECT_EQ(matrix.at(1, 4), 0);  // 6 -> 6, repeated on both sides
+    EXPECT_EQ(matrix.at(4, 0), 0);
+    EXPECT_EQ(matrix.at(1, 3), matrix.at(4, 3));
+
+    // Every batch size gives the same cells; batches of two put 999 and 1000 alone in one.
+    for (const std::size_t batch_sources : {1, 2, 3, 7}) {
+      MatrixOptions call;
+      call.batch_sources = batch_sources;
+      const CostMatrix batched = router.cost_matrix(sources, targets, call);
+      ASSERT_EQ(batched.costs.size(), matrix.costs.size());
+      for (std::size_t k = 0; k < matrix.costs.size(); ++k) {
+        EXPECT_EQ(batched.costs[k], matrix.costs[k])
+            << "batches of " << batch_sources << ", cell " << k;
+      }
+    }
+  }
+
+  // No source in the graph: no row comes back, the matrix is still whole.
+  Router router(test_dsn(), sample_table());
+  const CostMatrix none = router.cost_matrix({999, 1000, 999}, {1, 999, 1000});
+  EXPECT_EQ(none.costs, (std::vector<double>{kUnreachable, 0, kUnreachable, kUnreachable,
+                                             kUnreachable, 0, kUnreachable, 0, kUnreachable}));
+}
+
 TEST_F(RouterTest, ReachableEqualsGpuSsspRowsWithinTheBound) {
   Router router(test_dsn(), rome_table());
   for (double bound : {0.0, 1500.0, 5000.0, kUnreachable}) {
