@@ -2,11 +2,13 @@
 // same questions, one run. Prints a markdown table of medians and ratios, plus where gpu_routing's
 // time went (gpu_routing_last_run()).
 //
-//   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept [--reps N] [--data DIR] [--only SUBSTRING]
+//   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays [--reps N] [--data DIR] [--only SUBSTRING]
 //             [--device cpu|gpu|both]
 // Connection from the PG* environment variables (or --db "conninfo"). The suite creates its
 // tables (bench_*) on first use and keeps them, so repeated runs skip the loading.
 //
+// --suite arrays: the 4096-vertex all pairs and a 1000 x 1000 New York cost matrix as rows
+// (gpu_apsp), as arrays (gpu_apsp_array, edges_sql and kept graph) and pgRouting's answer.
 // --suite kept: kept graphs (gpu_graph_create) against edges_sql and pgRouting. It drops and
 // re-creates the kept graphs bench_ny and bench_grid1000 (printing their creation time), then for
 // each workload measures pgRouting, gpu_routing with edges_sql and gpu_routing with 'graph:NAME'
@@ -348,6 +350,88 @@ void kept_suite(const std::string& data_dir, int reps, const std::string& device
                   .c_str());
 }
 
+// --- Suite arrays -------------------------------------------------------------------------------
+
+// Cost matrices as rows (gpu_apsp), as arrays (gpu_apsp_array, with edges_sql and with a kept
+// graph) and pgRouting's answer to the same question, in one run.
+void arrays_suite(const std::string& data_dir, int reps, const std::string& device_option,
+                  const std::string& only) {
+  std::vector<const char*> devices;
+  if (device_option == "both")
+    devices = {"gpu", "cpu"};
+  else if (device_option == "cpu" || device_option == "gpu")
+    devices = {device_option == "cpu" ? "cpu" : "gpu"};
+  else
+    throw std::runtime_error("--device must be cpu, gpu or both, not " + device_option);
+  load_table("bench_sparse4096", gpu_routing::bench::random_graph(4096, 4, 100));
+  load_table("bench_ny", gpu_routing::bench::read_dimacs(data_dir + "/USA-road-d.NY.gr.gz"));
+  std::printf("server: %s\n", scalar("SELECT version()").c_str());
+  std::printf("gpu_routing %s, pgrouting %s\n",
+              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
+              scalar("SELECT pgr_version()").c_str());
+  create_kept_graph("bench_sparse4096", "bench_sparse4096");
+  create_kept_graph("bench_ny", "bench_ny");
+  const std::string ids1000 = id_array(spread_ids(1, 264346, 1000));
+  struct ArrayRow {
+    std::string workload, graph, rows_call, arrays_args, theirs;
+  };
+  std::vector<ArrayRow> rows = {
+      {"all pairs, sparse 4096 V / 16k E (pgRouting: pgr_johnson)", "bench_sparse4096",
+       "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_sparse4096") + ")", "",
+       "SELECT count(*) FROM pgr_johnson(" + edges_sql("bench_sparse4096") + ")"},
+      {"1000 x 1000 cost matrix, New York (pgRouting: pgr_dijkstraCostMatrix)", "bench_ny",
+       "SELECT count(*) FROM gpu_apsp(" + edges_sql("bench_ny") + ", " + ids1000 + ", " + ids1000 +
+           ")",
+       ", " + ids1000 + ", " + ids1000,
+       "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") + ", " + ids1000 +
+           ")"},
+  };
+  std::printf(
+      "\nmedians over %d calls after one warm-up call (pgRouting: one call, no warm-up). split = "
+      "gpu_routing_last_run() load / build / compute / emit (total) in ms, medians.\n",
+      reps);
+  std::printf(
+      "\n| workload | pgRouting (s) | rows (s) | arrays (s) | arrays, kept graph (s) | arrays vs "
+      "rows | kept arrays vs pgRouting | rows: split (ms) | arrays: split (ms) | kept arrays: "
+      "split (ms) | device, engine | result rows: pgRouting / rows / arrays |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  std::map<std::string, Measured> theirs_cache;
+  for (const char* device : devices) {
+    const std::string tag = std::string(" [") + device + "]";
+    for (const ArrayRow& row : rows) {
+      if (!only.empty() && (row.workload + tag).find(only) == std::string::npos) continue;
+      execute("RESET ALL");
+      execute("SET gpu_routing.max_memory = '64GB'");
+      execute("SET work_mem = '4GB'");
+      auto cached = theirs_cache.find(row.theirs);
+      if (cached == theirs_cache.end()) {
+        Measured m;
+        m.median = seconds_of(row.theirs, &m.rows);
+        cached = theirs_cache.emplace(row.theirs, m).first;
+      }
+      const Measured& theirs = cached->second;
+      execute(std::string("SET gpu_routing.device = ") + device);
+      Measured as_rows = measure(row.rows_call, reps, true);
+      Measured as_arrays = measure(
+          "SELECT count(*) FROM gpu_apsp_array(" + edges_sql(row.graph) + row.arrays_args + ")",
+          reps, true);
+      Measured kept = measure(
+          "SELECT count(*) FROM gpu_apsp_array('graph:" + row.graph + "'" + row.arrays_args + ")",
+          reps, true);
+      std::printf(
+          "| %s | %s | %s | %s | %s | %.1fx | %.1fx | %s | %s | %s | %s | %lld / %lld / %lld |\n",
+          (row.workload + tag).c_str(), seconds_text(theirs.median).c_str(),
+          seconds_text(as_rows.median).c_str(), seconds_text(as_arrays.median).c_str(),
+          seconds_text(kept.median).c_str(), as_rows.median / as_arrays.median,
+          theirs.median / kept.median, split_text(as_rows.split).c_str(),
+          split_text(as_arrays.split).c_str(), split_text(kept.split).c_str(),
+          as_arrays.split.where.c_str(), theirs.rows, as_rows.rows, as_arrays.rows);
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,9 +456,10 @@ int main(int argc, char** argv) {
     else if (arg == "--device")
       device = value();
     else {
-      std::fprintf(stderr,
-                   "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept [--reps N] [--data DIR] "
-                   "[--db CONNINFO] [--only TEXT] [--device cpu|gpu|both]\n");
+      std::fprintf(
+          stderr,
+          "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays [--reps N] [--data DIR] "
+          "[--db CONNINFO] [--only TEXT] [--device cpu|gpu|both]\n");
       return 2;
     }
   }
@@ -394,6 +479,11 @@ int main(int argc, char** argv) {
 
     if (suite == "kept") {
       kept_suite(data_dir, reps, device, only);
+      PQfinish(g_connection);
+      return 0;
+    }
+    if (suite == "arrays") {
+      arrays_suite(data_dir, reps, device, only);
       PQfinish(g_connection);
       return 0;
     }
