@@ -1,164 +1,305 @@
 #!/usr/bin/env bash
-# On the GPU machine (device tool), from the repository root, with .device carried (made by
-# scripts/gpu/stage.sh here):
+# On the GPU machine (device tool), with .device carried (made by scripts/gpu/stage.sh here):
 #   [TESTS="..."] [BENCH="..."] bash scripts/gpu/suite.sh
-# TESTS (default: all of them)
+# Installs the PostgreSQL bundle, starts a fresh server that preloads the staged gpu_routing, runs
+# the parts asked for and ends with a summary: one line per part, details for the failed ones only.
+# Exits 1 when a part failed. Runs again on the same (warm) machine: the previous call's server is
+# stopped and the cluster, its databases and the result folders are made anew.
+# TESTS (default: all of them; TESTS= runs none)
 #   gpu_tests    GoogleTest GPU unit tests
 #   regress      pg_regress with gpu_routing.device = gpu
-#   pgtap        pgTAP with gpu_routing.device = gpu
 #   isolation    pg_isolation_regress (kept graphs against concurrent writers) with device = gpu
+#   pgtap        pgTAP with gpu_routing.device = gpu
 #   kept         kept graphs under load and faults (test/kept/run.sh) with device = gpu
 #   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
 #   progress     gpu_routing_progress during long calls (test/progress/run.sh) with device = gpu
 #   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
-#   memcheck     compute-sanitizer memcheck on a reduced filter
-#   racecheck    compute-sanitizer racecheck on a reduced filter, single-source engines one by one
+#   memcheck     compute-sanitizer memcheck on a reduced filter (SANITIZER_FILTER, at most SANITIZER_SECONDS [150])
+#   racecheck    compute-sanitizer racecheck on a reduced filter (RACECHECK_FILTER, at most SANITIZER_SECONDS),
+#                then the single-source engines one by one (at most 60 s each)
 # BENCH (default: none)
 #   sql-sssp, sql-apsp  end to end against pgRouting on the same server (sql_bench)
 #   sql-kept            kept graph vs edges_sql vs pgRouting, CPU and GPU (sql_bench --suite kept)
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
+#                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
-#   sssp-engines        sssp_bench alone (time-limited)
-#   scaling             multi_source on 1..N GPUs (apsp_bench --sections scaling)
-# Logs go into $OUT/logs.tar.gz (the device tool brings back few files); a summary is printed
-# last and saved as $OUT/summary.txt.
+#   sssp-engines        sssp_bench alone (at most SSSP_BENCH_SECONDS [240])
+#   scaling             multi_source on 1..N GPUs (apsp_bench --sections scaling, at most 150 s)
+# Results in $OUT [/tmp/out] (the device tool brings back 8 files at most):
+#   summary.txt    the summary, also printed last
+#   logs.tar.gz    every part's log, regression diffs, the server log
+#   *.md, *.csv    the benchmark tables, one file per table; bench.tar.gz instead when they are
+#                  more than 6 files
 set -uo pipefail
-tests=${TESTS-gpu_tests regress isolation pgtap kept upgrade progress concurrency memcheck racecheck}
+all_tests="gpu_tests regress isolation pgtap kept upgrade progress concurrency memcheck racecheck"
+all_bench="sql-sssp sql-apsp sql-kept kept-pgbench engines sssp-engines scaling"
+tests=${TESTS-$all_tests}
 bench=${BENCH-}
-root=$(pwd)
+wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
+for t in $tests; do wants "$all_tests" "$t" || { echo "suite.sh: unknown TESTS part '$t' (parts: $all_tests)" >&2; exit 2; }; done
+for b in $bench; do wants "$all_bench" "$b" || { echo "suite.sh: unknown BENCH part '$b' (parts: $all_bench)" >&2; exit 2; }; done
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 2
+for f in .device/pg15-bundle.tar.xz .device/pg-install.sh .device/stage.tar.xz .device/data/rome99.gr; do
+  [ -f "$f" ] || { echo "suite.sh: $f is missing: run scripts/gpu/stage.sh before, and carry [\".device\"]" >&2; exit 2; }
+done
+
 out=${OUT:-/tmp/out}
 logs=$out/logs
+summary=$out/summary.txt
+bench_files=()
+# A second run with the same $OUT (only when OUT is not the device tool's) starts clean too.
+rm -rf "$logs" "$out/logs.tar.gz" "$out/bench.tar.gz" "$summary" "$out"/sql_*.md "$out"/kept_pgbench.md \
+  "$out"/scaling.md "$out"/scaling.csv "$out"/sssp_bench.md "$out"/sssp_bench.csv "$out"/apsp_bench.md "$out"/apsp_bench.csv
 mkdir -p "$logs"
-summary="$out/summary.txt"
-: > "$summary"
-note() { echo "$*" | tee -a "$summary"; }
-wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
+status_lines=$logs/.status
+details=$logs/.details
+: > "$status_lines"
+: > "$details"
+failed=()
+parts=0
+started=$SECONDS
+run_started=$SECONDS
 
-# A warm machine still runs the previous call's server: stop it first.
-if pgrep -x postgres >/dev/null; then
-  pkill -INT -x postgres  # fast shutdown of any postmaster (its data folder may be gone)
-  for _ in $(seq 50); do pgrep -x postgres >/dev/null || break; sleep 0.2; done
+# note TEXT: a line of the summary's head (also printed as it happens).
+note() { echo "$*" | tee -a "$status_lines"; cp "$status_lines" "$summary"; }
+current=
+begin() { current=$1; started=$SECONDS; }
+# result NAME STATUS TEXT: the part's one line, "ok" or "FAIL" with its exit status and seconds.
+result() {
+  local name=$1 status=$2 text=${3:-} secs=$((SECONDS - started))
+  parts=$((parts + 1)) current=
+  if [ "$status" -eq 0 ]; then
+    note "$(printf 'ok    %-12s %4d s  %s' "$name" "$secs" "$text")"
+  else
+    failed+=("$name")
+    note "$(printf 'FAIL  %-12s %4d s  exit %s: %s' "$name" "$secs" "$status" "$text")"
+  fi
+}
+# detail NAME LOGS: standard input (at most 80 lines) becomes the failure's details.
+detail() {
+  { echo; echo "---- $1 (logs.tar.gz: $2)"; head -n 80; } >> "$details"
+}
+# excerpt LOG GREP-ARGS...: the matching lines of LOG, or its last 20 lines when none match.
+excerpt() {
+  local log=$1 lines; shift
+  lines=$(grep "$@" "$log" 2>/dev/null | head -n 60)
+  if [ -n "$lines" ]; then echo "$lines"; else tail -n 20 "$log"; fi
+}
+finish() {
+  trap - TERM INT
+  [ -f /tmp/pgdata/server.log ] && tail -c 20000000 /tmp/pgdata/server.log > "$logs/server.log"
+  mapfile -t bench_files < <(printf '%s\n' "${bench_files[@]}" | awk 'NF && !seen[$0]++')
+  if [ ${#bench_files[@]} -gt 6 ]; then
+    (cd "$out" && tar -czf bench.tar.gz "${bench_files[@]}" && rm -f "${bench_files[@]}")
+    note "benchmark tables: bench.tar.gz (${bench_files[*]})"
+  elif [ ${#bench_files[@]} -gt 0 ]; then
+    note "benchmark tables: ${bench_files[*]}"
+  fi
+  if [ "$stopped" = 1 ]; then
+    failed+=("${current:-setup}(stopped)")
+    note "$(printf 'STOP  %-12s %4d s  stopped by a signal (the time limit?): this part and the ones after it did not finish' "${current:-setup}" $((SECONDS - started)))"
+  fi
+  if [ ${#failed[@]} -eq 0 ]; then
+    note "passed: all $parts part(s), $((SECONDS - run_started)) s"
+  else
+    note "FAILED: ${failed[*]} (of $parts part(s) finished, $((SECONDS - run_started)) s)$([ -s "$details" ] && echo '; details below')"
+  fi
+  mv "$status_lines" "$out/.status" && mv "$details" "$out/.details"
+  tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
+  { cat "$out/.status"; [ -s "$out/.details" ] && { echo; echo "==== failures"; cat "$out/.details"; }; } > "$summary"
+  # Printed failures first, the one-line statuses last (the device tool shows the output's end).
+  if [ -s "$out/.details" ]; then echo; echo "==== failures"; cat "$out/.details"; fi
+  echo; echo "==== summary ($summary)"; cat "$out/.status"
+  rm -f "$out/.status" "$out/.details"
+  [ ${#failed[@]} -eq 0 ] && exit 0
+  exit 1
+}
+stopped=0
+trap 'stopped=1; finish' TERM INT
+
+# --- the server ------------------------------------------------------------------------------------
+# A warm machine still runs the previous call's server: stop it first (its data folder may be gone).
+stop_server() {
+  if [ -f /tmp/pgdata/postmaster.pid ]; then
+    su postgres -c "/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/pgdata -m fast -w stop" >/dev/null 2>&1
+  fi
+  pgrep -x postgres >/dev/null || return 0
+  pkill -INT -x postgres  # fast shutdown of any postmaster
+  for _ in $(seq 100); do pgrep -x postgres >/dev/null || return 0; sleep 0.2; done
+  pkill -KILL -x postgres
+  sleep 1
+  ! pgrep -x postgres >/dev/null
+}
+# setup_failed WHAT LOG...: the server could not be set up; the summary says why, nothing else runs.
+setup_failed() {
+  local what=$1; shift
+  result setup 1 "$what"
+  for log in "$@"; do [ -f "$log" ] && { echo "== $log"; tail -n 25 "$log"; }; done | detail setup "logs/"
+  finish
+}
+rm -rf .device/stage
+tar -C .device -xJf .device/stage.tar.xz
+note "gpu_routing GPU suite, $(date -u '+%Y-%m-%d %H:%M UTC'); staged: $(cat .device/stage/STAMP 2>/dev/null || echo unknown)"
+note "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
+# The staged binaries must come from the sources this tree holds, or the tests test something else.
+if [ -f .device/stage/SOURCES.sha256 ]; then
+  stale=$(sha256sum --quiet -c .device/stage/SOURCES.sha256 2>/dev/null | sed 's/: .*//' | head -n 5 | tr '\n' ' ')
+  [ -n "$stale" ] && note "WARNING: the stage is older than these files of the tree: ${stale}-- run scripts/gpu/stage.sh again"
 fi
-bash .device/pg-install.sh .device/pg15-bundle.tar.xz > "$logs/pg-install.log" 2>&1 || { cat "$logs/pg-install.log"; exit 1; }
+begin setup
+stop_server > "$logs/stop.log" 2>&1 || { pgrep -a -x postgres >> "$logs/stop.log"; setup_failed "the previous call's postgres does not stop" "$logs/stop.log"; }
+# A fresh cluster in /tmp/pgdata (pg-install.sh removes the old one), started.
+rm -f /tmp/pgdata/server.log
+bash .device/pg-install.sh .device/pg15-bundle.tar.xz > "$logs/pg-install.log" 2>&1 ||
+  setup_failed "pg-install.sh failed" "$logs/pg-install.log" /tmp/pgdata/server.log
 export PATH=/usr/lib/postgresql/15/bin:$PATH PGHOST=/tmp PGPORT=5432 PGUSER=postgres
 export GPU_ROUTING_DATA=$root/.device/data
-tar -C .device -xJf .device/stage.tar.xz
 cp .device/stage/ext/gpu_routing.so "$(pg_config --pkglibdir)/"
 cp .device/stage/ext/gpu_routing.control .device/stage/ext/gpu_routing--*.sql "$(pg_config --sharedir)/extension/"
 # Kept graphs live in shared memory: the server preloads the library, as scripts/cluster.sh does.
-psql -X -q -c "ALTER SYSTEM SET shared_preload_libraries = 'gpu_routing'"
-su postgres -c "/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/pgdata -w restart" > "$logs/restart.log" 2>&1 \
-  || { cat "$logs/restart.log" /tmp/pgdata/server.log; exit 1; }
-note "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
+{ psql -X -q -c "ALTER SYSTEM SET shared_preload_libraries = 'gpu_routing'" &&
+  su postgres -c "/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/pgdata -l /tmp/pgdata/server.log -w restart"; } > "$logs/restart.log" 2>&1 ||
+  setup_failed "the server does not start with gpu_routing preloaded" "$logs/restart.log" /tmp/pgdata/server.log
+current=
 bin=.device/stage/bin
 
+# --- tests -------------------------------------------------------------------------------------------
 if wants "$tests" gpu_tests; then
-  "$bin/gpu_tests" > "$logs/gpu_tests.log" 2>&1
-  note "gpu_tests: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$logs/gpu_tests.log" | tr '\n' ' '))"
-  grep -E '^\[  FAILED  \]' "$logs/gpu_tests.log" | head -20 | tee -a "$summary"
+  begin gpu_tests
+  "$bin/gpu_tests" > "$logs/gpu_tests.log" 2>&1; s=$?
+  result gpu_tests $s "$(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ tests?' "$logs/gpu_tests.log" | tr -s ' \n' ' ')"
+  [ $s -eq 0 ] || excerpt "$logs/gpu_tests.log" -E -A6 ': Failure$|^\[  FAILED  \]' | detail gpu_tests logs/gpu_tests.log
 fi
 
 export PGOPTIONS="-c gpu_routing.device=gpu"
 if wants "$tests" regress; then
-  rm -rf results regression.diffs
+  begin regress
+  rm -rf results regression.diffs regression.out
+  # shellcheck disable=SC2046  # the test names, one word each
   "$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress" --inputdir=. --bindir="$(pg_config --bindir)" \
-    --load-extension=plpgsql --dbname=contrib_regression $(make -s print-regress 2>/dev/null) > "$logs/regress.log" 2>&1
-  note "pg_regress (device=gpu): exit $? $(grep -E 'tests (passed|failed)|failed \(' "$logs/regress.log" | tail -1)"
-  if [ -f regression.diffs ]; then
-    cp regression.diffs "$logs/"
-    head -80 regression.diffs >> "$summary"
+    --load-extension=plpgsql --dbname=contrib_regression $(make -s print-regress 2>/dev/null) > "$logs/regress.log" 2>&1; s=$?
+  result regress $s "device = gpu: $(grep -E 'tests (passed|failed)|failed \(' "$logs/regress.log" | tail -1 | sed 's/^ *//; s/ *$//')"
+  if [ $s -ne 0 ]; then
+    [ -f regression.diffs ] && cp regression.diffs "$logs/regress.diffs"
+    { grep -E '\.\.\. FAILED|failed \(' "$logs/regress.log"; head -n 70 regression.diffs 2>/dev/null || tail -n 20 "$logs/regress.log"; } |
+      detail regress "logs/regress.log, logs/regress.diffs"
   fi
 fi
 if wants "$tests" isolation; then
+  begin isolation
   rm -rf test/isolation/output
+  # shellcheck disable=SC2046
   "$(pg_config --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress" --bindir="$(pg_config --bindir)" \
     --inputdir=test/isolation --outputdir=test/isolation/output --dbname=isolation_regression \
-    $(sed -nE 's/^ISOLATION = //p' Makefile) > "$logs/isolation.log" 2>&1
-  note "isolation (device=gpu): exit $? $(grep -E 'tests (passed|failed)' "$logs/isolation.log" | tail -1)"
-  [ -f test/isolation/output/regression.diffs ] && head -60 test/isolation/output/regression.diffs >> "$summary"
+    $(sed -nE 's/^ISOLATION = //p' Makefile) > "$logs/isolation.log" 2>&1; s=$?
+  result isolation $s "device = gpu: $(grep -E 'tests (passed|failed)' "$logs/isolation.log" | tail -1 | sed 's/^ *//; s/ *$//')"
+  if [ $s -ne 0 ]; then
+    diffs=test/isolation/output/regression.diffs
+    [ -f $diffs ] && cp $diffs "$logs/isolation.diffs"
+    { grep -E '\.\.\. FAILED|failed \(' "$logs/isolation.log"; head -n 70 $diffs 2>/dev/null || tail -n 20 "$logs/isolation.log"; } |
+      detail isolation "logs/isolation.log, logs/isolation.diffs"
+  fi
 fi
 if wants "$tests" pgtap; then
-  dropdb --if-exists gpu_routing_test 2>/dev/null; createdb gpu_routing_test
-  psql -X -q -d gpu_routing_test -f test/fixtures.sql > "$logs/fixtures.log" 2>&1
-  pg_prove -d gpu_routing_test test/pgtap/*.sql > "$logs/pgtap.log" 2>&1
-  note "pgTAP (device=gpu): exit $? $(tail -1 "$logs/pgtap.log")"
-  grep -E "^not ok|Failed|failed|ERROR" "$logs/pgtap.log" | head -20 | tee -a "$summary"
+  begin pgtap
+  dropdb --if-exists gpu_routing_test >/dev/null 2>&1; createdb gpu_routing_test
+  if psql -X -q -v ON_ERROR_STOP=1 -d gpu_routing_test -f test/fixtures.sql > "$logs/fixtures.log" 2>&1; then
+    pg_prove -d gpu_routing_test test/pgtap/*.sql > "$logs/pgtap.log" 2>&1; s=$?
+    result pgtap $s "device = gpu: $(grep -E '^Files=' "$logs/pgtap.log" | cut -d'(' -f1 | tr -s ' ')$(tail -1 "$logs/pgtap.log")"
+    [ $s -eq 0 ] || { sed -n '/^Test Summary Report/,/^Files=/p' "$logs/pgtap.log"; excerpt "$logs/pgtap.log" -E -A3 '^#[[:space:]]+Failed test'; } |
+      detail pgtap logs/pgtap.log
+  else
+    result pgtap 1 "test/fixtures.sql failed"
+    tail -n 20 "$logs/fixtures.log" | detail pgtap logs/fixtures.log
+  fi
 fi
-if wants "$tests" kept; then
-  test/kept/run.sh > "$logs/kept.log" 2>&1
-  note "kept graphs under load and faults (device=gpu): exit $? $(tail -1 "$logs/kept.log")"
-  grep -E "FAILED" "$logs/kept.log" | head -10 | tee -a "$summary"
-fi
-if wants "$tests" upgrade; then
-  test/upgrade/run.sh > "$logs/upgrade.log" 2>&1
-  note "upgrade (device=gpu): exit $? $(tail -1 "$logs/upgrade.log")"
-  grep -E "FAILED" -A5 "$logs/upgrade.log" | head -20 | tee -a "$summary"
-fi
-if wants "$tests" progress; then
-  test/progress/run.sh > "$logs/progress.log" 2>&1
-  note "progress (device=gpu): exit $? $(tail -1 "$logs/progress.log")"
-  grep -E "^(ok|FAILED)" "$logs/progress.log" | tee -a "$summary"
-fi
+# test/*/run.sh print "ok - ..." or "FAILED - ..." per check and the counts last.
+for part in kept upgrade progress; do
+  wants "$tests" $part || continue
+  begin $part
+  test/$part/run.sh > "$logs/$part.log" 2>&1; s=$?
+  result $part $s "device = gpu: $(tail -1 "$logs/$part.log")"
+  [ $s -eq 0 ] || excerpt "$logs/$part.log" -E -A4 '^FAILED' | detail $part logs/$part.log
+done
 unset PGOPTIONS
 if wants "$tests" concurrency; then
-  bash scripts/gpu/concurrency.sh > "$logs/concurrency.log" 2>&1
-  note "concurrency: exit $? $(tail -3 "$logs/concurrency.log" | tr '\n' ' ')"
+  begin concurrency
+  bash scripts/gpu/concurrency.sh > "$logs/concurrency.log" 2>&1; s=$?
+  result concurrency $s "$(grep -E '^sessions on the GPU' "$logs/concurrency.log" | tail -1)"
+  [ $s -eq 0 ] || tail -n 25 "$logs/concurrency.log" | detail concurrency logs/concurrency.log
 fi
 if wants "$tests" memcheck; then
+  begin memcheck
   filter=${SANITIZER_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:NearFar.SeedOneCounterexample:NearFar.GridGraph:GpuSssp.OneVertexAndNoArcs:GpuSssp.HeavyVerticesAndLongChains:GpuPredecessors.*}
   timeout "${SANITIZER_SECONDS:-150}" compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpu_tests" \
-    --gtest_filter="$filter" > "$logs/memcheck.log" 2>&1
-  note "memcheck ($filter): exit $? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1)"
+    --gtest_filter="$filter" > "$logs/memcheck.log" 2>&1; s=$?
+  result memcheck $s "$(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1 | sed 's/^=* *//')"
+  [ $s -eq 0 ] || { [ $s -eq 124 ] && echo "timed out after ${SANITIZER_SECONDS:-150} s"; excerpt "$logs/memcheck.log" -E '^=========|\[  FAILED  \]'; } |
+    detail memcheck logs/memcheck.log
 fi
 if wants "$tests" racecheck; then
+  begin racecheck
   race_filter=${RACECHECK_FILTER:-GpuApspSanitizer.*:NearFar.EdgeCases:GpuPredecessors.*}
   timeout "${SANITIZER_SECONDS:-150}" compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpu_tests" \
-    --gtest_filter="$race_filter" > "$logs/racecheck.log" 2>&1
-  note "racecheck ($race_filter): exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log" | tail -1)"
+    --gtest_filter="$race_filter" > "$logs/racecheck.log" 2>&1; s=$?
+  race_bad=()
+  if [ $s -ne 0 ]; then
+    race_bad+=("filter (exit $s)")
+    { [ $s -eq 124 ] && echo "timed out after ${SANITIZER_SECONDS:-150} s"; excerpt "$logs/racecheck.log" -E '^=========|\[  FAILED  \]'; } |
+      detail "racecheck $race_filter" logs/racecheck.log
+  fi
   # The single-source engines one at a time on small graphs, rounds as plain launches (racecheck
   # stops on CUDA graphs with conditional nodes).
-  for engine in near_far frontier frontier_pred frontier_matrix frontier_pred_matrix crauser bellman_ford harish concurrent; do
+  engines="near_far frontier frontier_pred frontier_matrix frontier_pred_matrix crauser bellman_ford harish concurrent"
+  for engine in $engines; do
     GPU_ROUTING_PLAIN_LAUNCHES=1 GPU_ROUTING_TEST_ENGINES=$engine timeout 60 compute-sanitizer --tool racecheck \
       --error-exitcode 9 "$bin/gpu_tests" --gtest_filter=GpuSssp.OneVertexAndNoArcs:GpuSssp.DenseGraphsAndTheMatrixSwitch \
-      > "$logs/racecheck_$engine.log" 2>&1
-    note "racecheck GpuSssp small and dense graphs [$engine, plain launches]: exit $? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck_$engine.log" | tail -1)"
+      > "$logs/racecheck_$engine.log" 2>&1; e=$?
+    if [ $e -ne 0 ]; then
+      race_bad+=("$engine (exit $e)")
+      { [ $e -eq 124 ] && echo "timed out after 60 s"; excerpt "$logs/racecheck_$engine.log" -E '^=========|\[  FAILED  \]'; } |
+        detail "racecheck GpuSssp small and dense graphs [$engine, plain launches]" "logs/racecheck_$engine.log"
+    fi
   done
+  if [ ${#race_bad[@]} -eq 0 ]; then
+    result racecheck 0 "clean: the filter, and GpuSssp small and dense graphs for $(echo "$engines" | wc -w) engines"
+  else
+    result racecheck 1 "races or errors in: ${race_bad[*]}"
+  fi
 fi
 
+# --- benchmarks: tables in files of their own, listed at the end --------------------------------------
+# bench_run NAME TABLES... -- COMMAND...: runs COMMAND, its stdout into the first table file.
+bench_run() {
+  local name=$1 table=$2; shift 2
+  begin "$name"
+  "$@" > "$out/$table" 2> "$logs/${table%.md}.err"; local s=$?
+  bench_files+=("$table")
+  result "$name" $s "$table"
+  [ $s -eq 0 ] || { [ $s -eq 124 ] && echo "timed out"; tail -n 20 "$logs/${table%.md}.err"; } | detail "$name" "logs/${table%.md}.err"
+}
 for part in $bench; do
   createdb bench 2>/dev/null
   case "$part" in
     sql-sssp|sql-apsp)
       suite=gpu-${part#sql-}
-      "$bin/sql_bench" --suite "$suite" --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 \
-        > "$out/sql_$suite.md" 2> "$logs/sql_$suite.err"
-      note "sql_bench $suite: exit $?"
-      cat "$out/sql_$suite.md" >> "$summary" ;;
+      bench_run "$part" "sql_$suite.md" "$bin/sql_bench" --suite "$suite" --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
     sql-kept)
-      "$bin/sql_bench" --suite kept --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 \
-        > "$out/sql_kept.md" 2> "$logs/sql_kept.err"
-      note "sql_bench kept: exit $?"
-      cat "$out/sql_kept.md" >> "$summary" ;;
+      bench_run "$part" sql_kept.md "$bin/sql_bench" --suite kept --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     kept-pgbench)
-      PGDATABASE=bench bash bench/kept_pgbench.sh --device gpu --duration "${PGBENCH_SECONDS:-20}" \
-        > "$out/kept_pgbench.md" 2> "$logs/kept_pgbench.err"
-      note "kept_pgbench (device=gpu): exit $?"
-      cat "$out/kept_pgbench.md" >> "$summary" ;;
+      PGDATABASE=bench bench_run "$part" kept_pgbench.md bash bench/kept_pgbench.sh --device gpu --duration "${PGBENCH_SECONDS:-20}" ;;
     scaling)
-      timeout 150 "$bin/apsp_bench" --sections scaling --csv "$out/scaling.csv" > "$out/scaling.md" 2> "$logs/scaling.err"
-      note "apsp_bench scaling: exit $?"
-      cat "$out/scaling.md" >> "$summary" ;;
+      bench_run "$part" scaling.md timeout 150 "$bin/apsp_bench" --sections scaling --csv "$out/scaling.csv"
+      [ -f "$out/scaling.csv" ] && bench_files+=(scaling.csv) ;;
     sssp-engines)
-      timeout "${SSSP_BENCH_SECONDS:-240}" "$bin/sssp_bench" "$GPU_ROUTING_DATA" --csv="$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
-      note "sssp_bench: exit $?"
-      cat "$out/sssp_bench.md" >> "$summary" ;;
+      bench_run "$part" sssp_bench.md timeout "${SSSP_BENCH_SECONDS:-240}" "$bin/sssp_bench" "$GPU_ROUTING_DATA" --csv="$out/sssp_bench.csv"
+      [ -f "$out/sssp_bench.csv" ] && bench_files+=(sssp_bench.csv) ;;
     engines)
-      "$bin/sssp_bench" "$GPU_ROUTING_DATA" --csv="$out/sssp_bench.csv" > "$out/sssp_bench.md" 2> "$logs/sssp_bench.err"
-      note "sssp_bench: exit $?"
-      "$bin/apsp_bench" --csv "$out/apsp_bench.csv" > "$out/apsp_bench.md" 2> "$logs/apsp_bench.err"
-      note "apsp_bench: exit $?" ;;
+      bench_run "$part:sssp" sssp_bench.md "$bin/sssp_bench" "$GPU_ROUTING_DATA" --csv="$out/sssp_bench.csv"
+      [ -f "$out/sssp_bench.csv" ] && bench_files+=(sssp_bench.csv)
+      bench_run "$part:apsp" apsp_bench.md "$bin/apsp_bench" --csv "$out/apsp_bench.csv"
+      [ -f "$out/apsp_bench.csv" ] && bench_files+=(apsp_bench.csv) ;;
   esac
 done
-tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
-echo "==== summary"
-cat "$summary"
+finish
