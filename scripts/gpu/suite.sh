@@ -21,6 +21,9 @@
 #   sql-sssp, sql-apsp  end to end against pgRouting on the same server (sql_bench)
 #   sql-kept            kept graph vs edges_sql vs pgRouting, CPU and GPU (sql_bench --suite kept)
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
+#   kept-pgbench-cpu    the same with the CPU engine (the machine's cores)
+#   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
+#   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
 #   sssp-engines        sssp_bench alone (at most SSSP_BENCH_SECONDS [240])
@@ -32,7 +35,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept upgrade progress concurrency memcheck racecheck"
-all_bench="sql-sssp sql-apsp sql-kept kept-pgbench engines sssp-engines scaling"
+all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu sql-arrays progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -289,6 +292,13 @@ for part in $bench; do
       bench_run "$part" sql_kept.md "$bin/sql_bench" --suite kept --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     kept-pgbench)
       PGDATABASE=bench bench_run "$part" kept_pgbench.md bash bench/kept_pgbench.sh --device gpu --duration "${PGBENCH_SECONDS:-20}" ;;
+    kept-pgbench-cpu)
+      PGDATABASE=bench bench_run "$part" kept_pgbench_cpu.md bash bench/kept_pgbench.sh --device cpu --duration "${PGBENCH_SECONDS:-20}" ;;
+    sql-arrays)
+      bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
+    progress-bench)
+      bench_run "$part:gpu" progress_gpu.md bash bench/progress_bench.sh --device gpu --runs 9
+      bench_run "$part:cpu" progress_cpu.md bash bench/progress_bench.sh --device cpu --runs 9 ;;
     scaling)
       bench_run "$part" scaling.md timeout 150 "$bin/apsp_bench" --sections scaling --csv "$out/scaling.csv"
       [ -f "$out/scaling.csv" ] && bench_files+=(scaling.csv) ;;
