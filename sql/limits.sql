@@ -17,10 +17,15 @@ SELECT currval('limits_rows') < 200000 AS stopped_early;
 RESET gpu_routing.max_memory;
 
 -- Tracing: one source to every vertex of the grid is 8M path rows (416 MB); 64MB stops it while
--- the rows grow, naming their size.
+-- the rows grow, naming their size (the numbers depend on the engine's own memory: masked).
 SET gpu_routing.max_memory = '64MB';
-SELECT count(*) FROM gpu_path('SELECT id, source, target, cost FROM limits_grid', 0,
-                              ARRAY(SELECT generate_series(1, 39999)::bigint));
+DO $$
+BEGIN
+  PERFORM count(*) FROM gpu_path('SELECT id, source, target, cost FROM limits_grid', 0,
+                                 ARRAY(SELECT generate_series(1, 39999)::bigint));
+EXCEPTION WHEN out_of_memory THEN
+  RAISE NOTICE '%', regexp_replace(SQLERRM, '[0-9][0-9.]*', 'N', 'g');
+END $$;
 RESET gpu_routing.max_memory;
 
 -- Caps: superuser settings (postgresql.conf, ALTER ROLE ... SET, or SET by a superuser, as
