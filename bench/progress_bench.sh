@@ -64,6 +64,6 @@ for workload in matrix short; do
   off=$(echo "${times[$workload.off]}" | tr ' ' '\n' | grep . | median)
   label=$([ "$workload" = matrix ] && echo "gpu_apsp 500 sources x 40000 vertices (20M rows)" || echo "500 one-to-one gpu_path on kept Rome, one statement")
   spread() { echo "${times[$1]}" | tr ' ' '\n' | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f-%.1f", lo, hi }'; }
-  printf '| %s | %.1f | %.1f | %.3f | %s | %s |\n' "$label" "$on" "$off" "$(echo "$on / $off" | bc -l)" \
+  printf '| %s | %.1f | %.1f | %.3f | %s | %s |\n' "$label" "$on" "$off" "$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.3f", a / b }')" \
     "$(spread "$workload.on")" "$(spread "$workload.off")"
 done
