@@ -304,7 +304,7 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
 
 bool RoutingCall::batch_ready(int wait_ms) {
   if (!batch_in_flight()) return true;
-  return pending_.wait_for(std::chrono::milliseconds(wait_ms)) == std::future_status::ready;
+  return pending_.wait_for(wait_ms);
 }
 
 void RoutingCall::launch_next_batch() {
@@ -312,10 +312,74 @@ void RoutingCall::launch_next_batch() {
   const int count = static_cast<int>(
       std::min<std::size_t>(static_cast<std::size_t>(batch_size_), source_indices_.size() - first));
   next_source_ += static_cast<std::size_t>(count);
-  // The thread inherits a full signal mask: PostgreSQL's handlers stay on the backend's thread.
-  SignalBlock block;
-  pending_ = std::async(std::launch::async,
-                        [this, first, count] { compute_batch(first, count, staging_); });
+  pending_.start([this, first, count] { compute_batch(first, count, staging_); });
+}
+
+BatchThread::~BatchThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BatchThread::start(std::function<void()> job) {
+  if (!thread_.joinable()) {
+    // The thread inherits a full signal mask: PostgreSQL's handlers stay on the backend's thread.
+    SignalBlock block;
+    thread_ = std::thread(&BatchThread::loop, this);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = std::move(job);
+    has_job_ = true;
+    done_ = false;
+    valid_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool BatchThread::wait_for(int ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return done_; });
+}
+
+void BatchThread::wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return done_; });
+}
+
+void BatchThread::get() {
+  wait();
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    valid_ = false;
+    std::swap(error, error_);
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+void BatchThread::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [this] { return has_job_ || stop_; });
+    if (!has_job_) return;  // stopped
+    std::function<void()> job = std::move(job_);
+    has_job_ = false;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      job();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    error_ = error;
+    done_ = true;
+    changed_.notify_all();
+  }
 }
 
 void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch) {
