@@ -92,12 +92,17 @@ struct TrackedTable {
   Oid database;
   Oid relid;
   uint64 version;
+  // Transactions between their pre-commit and their commit callback that changed this table.
+  // While any is, its change may be visible to a snapshot but not yet in `version`: no form of
+  // the table is served (calls read privately).
+  int committing;
 };
 
 struct SharedState {
   LWLock* lock;
   ConditionVariable form_changed;  // a build finished or was abandoned
   int tracked_count;
+  int committing_untracked;  // committing transactions whose tables could not all be marked
   TrackedTable tracked[kMaxTrackedTables];
   SharedForm forms[kMaxForms];
 };
@@ -115,6 +120,12 @@ constexpr int kMaxChangedTables = 64;
 Oid g_changed_tables[kMaxChangedTables];
 int g_changed_count = 0;
 bool g_changed_overflow = false;  // more than kMaxChangedTables: every tracked table of the db
+
+// The marks this transaction set at pre-commit (TrackedTable::committing, or
+// SharedState::committing_untracked), released by its commit callback, its abort or its exit.
+Oid g_marked_tables[kMaxChangedTables];
+int g_marked_count = 0;
+bool g_marked_untracked = false;
 
 // Forms this backend is building (cleared on error and at exit) and ids registered by the open
 // transaction (their forms are dropped if it aborts).
@@ -135,6 +146,8 @@ struct SessionGraph {
   EngineCache* engines;
   int form;
   int64 device_bytes;  // what this session reported into the form's device_bytes
+  int64 edge_rows;     // of the form as mapped (the slot may hold another form later)
+  Size bytes;
 };
 SessionGraph g_session[kMaxSessionGraphs];
 
@@ -510,7 +523,7 @@ TrackedTable* find_tracked(Oid relid, bool create) {
         for (int k = 0; k < form.table_count; ++k)
           if (form.tables[k] == t.relid) referenced = true;
       }
-      if (referenced) g_shared->tracked[kept++] = t;
+      if (referenced || t.committing > 0) g_shared->tracked[kept++] = t;
     }
     g_shared->tracked_count = kept;
     if (kept == kMaxTrackedTables) return nullptr;
@@ -519,6 +532,7 @@ TrackedTable* find_tracked(Oid relid, bool create) {
   t->database = MyDatabaseId;
   t->relid = relid;
   t->version = 1;
+  t->committing = 0;
   return t;
 }
 
@@ -530,6 +544,17 @@ int find_form(int64 id, int64 generation, bool directed) {
       return f;
   }
   return -1;
+}
+
+// A transaction that changed one of these tables is committing: its changes may be visible to
+// the caller's snapshot before the versions say so.
+bool change_being_committed(const Registration& reg) {
+  if (g_shared->committing_untracked > 0) return true;
+  for (int k = 0; k < reg.table_count; ++k) {
+    const TrackedTable* t = find_tracked(reg.tables[k], false);
+    if (t != nullptr && t->committing > 0) return true;
+  }
+  return false;
 }
 
 bool form_is_fresh(const SharedForm& form) {
@@ -580,8 +605,11 @@ void report_device_bytes_at_exit(SessionGraph& entry);
 
 // The process is going: its mappings and device memory go with it; only the shared counts and
 // a build it left half done need putting right.
+void release_commit_marks();
+
 void on_backend_exit(int, Datum) {
   abandon_build();
+  release_commit_marks();
   for (auto& entry : g_session)
     if (entry.used) report_device_bytes_at_exit(entry);
 }
@@ -593,8 +621,56 @@ void register_exit_cleanup() {
   g_exit_registered = true;
 }
 
+// At pre-commit, before this transaction's changes can become visible, each changed table is
+// marked committing: a reader whose snapshot already sees the changes, in the moment before the
+// commit callback raises the versions, then reads privately instead of serving a form built
+// before them. Call with g_shared->lock held.
+void set_commit_marks() {
+  if (g_changed_overflow) {
+    g_shared->committing_untracked++;
+    g_marked_untracked = true;
+    return;
+  }
+  for (int c = 0; c < g_changed_count; ++c) {
+    TrackedTable* t = find_tracked(g_changed_tables[c], true);
+    if (t == nullptr) {
+      if (!g_marked_untracked) g_shared->committing_untracked++;
+      g_marked_untracked = true;
+      continue;
+    }
+    ++t->committing;
+    g_marked_tables[g_marked_count++] = t->relid;
+  }
+}
+
+// Releases the marks set_commit_marks set; safe to call again. Takes the lock unless `locked`.
+void release_commit_marks(bool locked) {
+  if (g_shared == nullptr || (g_marked_count == 0 && !g_marked_untracked)) return;
+  if (!locked) LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  for (int m = 0; m < g_marked_count; ++m) {
+    TrackedTable* t = find_tracked(g_marked_tables[m], false);
+    if (t != nullptr && t->committing > 0) --t->committing;
+  }
+  if (g_marked_untracked && g_shared->committing_untracked > 0) g_shared->committing_untracked--;
+  if (!locked) LWLockRelease(g_shared->lock);
+  g_marked_count = 0;
+  g_marked_untracked = false;
+}
+
+void release_commit_marks() {
+  release_commit_marks(false);
+}
+
 void xact_callback(XactEvent event, void*) {
   switch (event) {
+    case XACT_EVENT_PRE_COMMIT:
+      if (g_shared != nullptr && (g_changed_count > 0 || g_changed_overflow)) {
+        release_commit_marks();  // none should be left; never count one twice
+        LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+        set_commit_marks();
+        LWLockRelease(g_shared->lock);
+      }
+      break;
     case XACT_EVENT_PRE_PREPARE:
       if (g_changed_count > 0 || g_changed_overflow)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -615,8 +691,10 @@ void xact_callback(XactEvent event, void*) {
             changed = g_changed_tables[c] == t.relid;
           if (changed) ++t.version;
         }
+        release_commit_marks(true);
         LWLockRelease(g_shared->lock);
       }
+      release_commit_marks();
       g_changed_count = 0;
       g_changed_overflow = false;
       g_registered_count = 0;
@@ -624,6 +702,7 @@ void xact_callback(XactEvent event, void*) {
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PARALLEL_ABORT:
       abandon_build();
+      release_commit_marks();  // an error after pre-commit: nothing became visible
       if (g_shared != nullptr && g_registered_count > 0) {
         // Forms built for registrations that never committed.
         LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
@@ -654,13 +733,14 @@ bool changed_in_this_transaction(const Oid* tables, int count) {
 
 // --- Session mappings ---------------------------------------------------------------------------
 
-void report_device_bytes(SessionGraph& entry, int64 bytes) {
+// `locked`: the caller holds g_shared->lock exclusively.
+void report_device_bytes(SessionGraph& entry, int64 bytes, bool locked = false) {
   if (g_shared == nullptr || entry.form < 0 || bytes == entry.device_bytes) return;
-  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  if (!locked) LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
   SharedForm& form = g_shared->forms[entry.form];
   if (form.state == kFormReady && form.handle == entry.handle)
     form.device_bytes = std::max<int64>(0, form.device_bytes - entry.device_bytes + bytes);
-  LWLockRelease(g_shared->lock);
+  if (!locked) LWLockRelease(g_shared->lock);
   entry.device_bytes = bytes;
 }
 
@@ -668,8 +748,8 @@ void report_device_bytes_at_exit(SessionGraph& entry) {
   report_device_bytes(entry, 0);
 }
 
-void release_session_graph(SessionGraph& entry) {
-  report_device_bytes(entry, 0);
+void release_session_graph(SessionGraph& entry, bool locked = false) {
+  report_device_bytes(entry, 0, locked);
   Failure failure;
   guarded(&failure, [&] {
     delete entry.engines;
@@ -713,9 +793,9 @@ SessionGraph* map_form(int f) {
       break;
     }
   if (slot == nullptr) {
-    // The least recently mapped one makes room.
+    // The least recently mapped one makes room (the lock is held: report under it).
     slot = &g_session[0];
-    release_session_graph(*slot);
+    release_session_graph(*slot, true);
   }
   dsm_segment* segment = dsm_attach(form.handle);
   if (segment == nullptr) return nullptr;
@@ -734,12 +814,14 @@ SessionGraph* map_form(int f) {
     raise_failure(&failure);
   }
   slot->used = true;
-  slot->handle = form.handle;
+  slot->handle = dsm_segment_handle(segment);
   slot->segment = segment;
   slot->view = view;
   slot->engines = engines;
   slot->form = f;
   slot->device_bytes = 0;
+  slot->edge_rows = form.edge_rows;
+  slot->bytes = form.bytes;
   return slot;
 }
 
@@ -906,25 +988,35 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
     release_session_graph(*slot);
   }
   slot->used = true;
-  slot->handle = form.handle;
+  // Not form.handle: the lock is released, and the slot may already hold another build.
+  slot->handle = dsm_segment_handle(segment);
   slot->segment = segment;
   slot->view = view;
   slot->engines = engines;
   slot->form = f;
   slot->device_bytes = 0;
+  slot->edge_rows = built.edge_rows;
+  slot->bytes = bytes;
   return slot;
 }
 
 // The form of `reg` for `directed`: mapped into this session, fresh (its tables' versions
 // unchanged since its snapshot). Waits for a build in progress elsewhere; builds it otherwise.
+// With `null_while_committing`, returns nullptr when a change to its tables is being committed
+// (the caller reads privately): the versions may not yet cover what the caller's snapshot sees.
 SessionGraph* acquire_form(const Registration& reg, bool directed, double* build_ms,
-                           const char* function) {
+                           const char* function, bool null_while_committing = false) {
   *build_ms = 0;
   register_exit_cleanup();
   sweep_session_graphs();
   for (;;) {
     CHECK_FOR_INTERRUPTS();
     LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+    if (null_while_committing && !reg.manual && change_being_committed(reg)) {
+      LWLockRelease(g_shared->lock);
+      ConditionVariableCancelSleep();
+      return nullptr;
+    }
     int f = find_form(reg.id, reg.generation, directed);
     if (f >= 0 && g_shared->forms[f].state == kFormReady && form_is_fresh(g_shared->forms[f])) {
       SharedForm& form = g_shared->forms[f];
@@ -1032,13 +1124,11 @@ std::string build_now(const Registration& reg, bool wrote_before, const char* fu
     return "not built yet: this transaction wrote before; the first call after commit builds it";
   double build_ms = 0;
   SessionGraph* entry = acquire_form(reg, true, &build_ms, function);
-  LWLockAcquire(g_shared->lock, LW_SHARED);
-  const SharedForm& form = g_shared->forms[entry->form];
   char text[256];
   snprintf(text, sizeof text, "%lld vertices, %lld arcs from %lld rows, %s, built in %.0f ms",
-           static_cast<long long>(form.vertices), static_cast<long long>(form.arcs),
-           static_cast<long long>(form.edge_rows), bytes_text(form.bytes).c_str(), build_ms);
-  LWLockRelease(g_shared->lock);
+           static_cast<long long>(entry->view->vertex_count()),
+           static_cast<long long>(entry->view->arc_count()),
+           static_cast<long long>(entry->edge_rows), bytes_text(entry->bytes).c_str(), build_ms);
   return text;
 }
 
@@ -1178,13 +1268,16 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
     return;
   }
   double build_ms = 0;
-  SessionGraph* entry = acquire_form(reg, directed, &build_ms, function);
+  SessionGraph* entry = acquire_form(reg, directed, &build_ms, function, true);
+  if (entry == nullptr) {
+    copy_name(use->how, sizeof use->how,
+              "read privately: a change to its tables was being committed");
+    return;
+  }
   use->graph = entry->view;
   use->engines = entry->engines;
   use->build_ms = build_ms;
-  LWLockAcquire(g_shared->lock, LW_SHARED);
-  use->edge_rows = g_shared->forms[entry->form].edge_rows;
-  LWLockRelease(g_shared->lock);
+  use->edge_rows = entry->edge_rows;
   if (build_ms > 0)
     snprintf(use->how, sizeof use->how, "kept graph built by this call (%.0f ms)", build_ms);
 }

@@ -4,6 +4,7 @@
 #   stress:     8 sessions route while another rewrites every cost in a loop; every answer must be
 #               the distance under one committed version, never older than what committed before
 #               the call began.
+#   many:       one session uses more kept graphs than it keeps mapped.
 #   concurrent: 8 sessions ask a graph nobody has built: one build serves them all.
 #   terminate:  the backend building a graph is terminated mid-build; a session waiting for that
 #               build builds it itself, and the answers are right.
@@ -82,6 +83,28 @@ else
 fi
 final=$(q -c "SELECT agg_cost = (SELECT d * $rounds FROM st_base) FROM gpu_path('graph:stress', 0, 1599) WHERE edge = -1")
 [ "$final" = t ] && pass "stress: the call after the last commit answers from it" || fail "stress: last version" "$final"
+
+# --- one session, more kept graphs than it keeps mapped (8) --------------------------------------
+# Each call maps its graph; the ninth makes room by letting go of a mapping (on a GPU, one with a
+# device copy reported under the shared lock). Every answer must be its own graph's.
+q <<'SQL' >/dev/null
+CREATE TABLE many_edges AS SELECT id, source, target, base AS cost FROM st_edges;
+DO $$ BEGIN FOR g IN 1..10 LOOP
+  PERFORM gpu_graph_create('many' || g, format('SELECT id, source, target, cost * %s AS cost FROM many_edges', g));
+END LOOP; END $$;
+SQL
+many=$(q -c "DO \$\$ DECLARE d float8; BEGIN
+         FOR round IN 1..2 LOOP FOR g IN 1..10 LOOP
+           SELECT agg_cost INTO d FROM gpu_path('graph:many' || g, 0, 1599) WHERE edge = -1;
+           IF d IS DISTINCT FROM g * (SELECT b.d FROM st_base b) THEN
+             RAISE EXCEPTION 'graph many% answered %', g, d;
+           END IF;
+         END LOOP; END LOOP; END \$\$" 2>&1) && many_ok=1 || many_ok=0
+if [ "$many_ok" = 1 ] && [ "$(q -c "SELECT count(*) FROM gpu_graphs() WHERE name LIKE 'many%' AND calls >= 1")" = 10 ]; then
+  pass "one session routes on 10 kept graphs, twice round (it keeps 8 mapped): each answers as its own"
+else
+  fail "many graphs" "$many"
+fi
 
 # --- a graph slow enough to build that it can be interrupted ------------------------------------
 q <<'SQL' >/dev/null
