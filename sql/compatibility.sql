@@ -50,3 +50,34 @@ SELECT count(*) AS differences FROM (
 -- Errors name the query at fault.
 SELECT * FROM gpu_apsp(:'edges', 'SELECT 6 AS source');
 SELECT * FROM gpu_apsp(:'edges', 'SELECT 6 AS source, 1.5 AS target');
+
+-- Vertex id arrays of any integer type and NUMERIC, as pgRouting's ANY-INTEGER arrays; the costs
+-- agree with pgr_dijkstra / pgr_dijkstraCost given the same arrays (paths may differ where shortest
+-- paths tie: the tie rule is a documented difference).
+SELECT 'many to many, smallint[]' AS call, count(*) AS differences FROM (
+  SELECT start_vid, end_vid, agg_cost FROM gpu_path(:'edges', ARRAY[6, 7]::smallint[], ARRAY[10, 12]::smallint[]) WHERE edge = -1
+  EXCEPT ALL SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstra(:'edges', ARRAY[6, 7]::smallint[], ARRAY[10, 12]::smallint[]) WHERE edge = -1) d
+UNION ALL SELECT 'many to many, numeric[]', count(*) FROM (
+  SELECT start_vid, end_vid, agg_cost FROM gpu_path(:'edges', ARRAY[6, 7]::numeric[], ARRAY[10, 12]::numeric[]) WHERE edge = -1
+  EXCEPT ALL SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstra(:'edges', ARRAY[6, 7]::numeric[], ARRAY[10, 12]::numeric[]) WHERE edge = -1) d
+UNION ALL SELECT 'many to many, smallint[] and numeric[]', count(*) FROM (
+  SELECT start_vid, end_vid, agg_cost FROM gpu_path(:'edges', ARRAY[6, 7]::smallint[], ARRAY[10, 12]::numeric[]) WHERE edge = -1
+  EXCEPT ALL SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstra(:'edges', ARRAY[6, 7], ARRAY[10, 12]) WHERE edge = -1) d
+UNION ALL SELECT 'one to many, numeric[]', count(*) FROM (
+  SELECT end_vid, agg_cost FROM gpu_path(:'edges', 6, ARRAY[10, 12]::numeric[]) WHERE edge = -1
+  EXCEPT ALL SELECT end_vid, agg_cost FROM pgr_dijkstra(:'edges', 6, ARRAY[10, 12]::numeric[]) WHERE edge = -1) d
+UNION ALL SELECT 'many to one, integer[]', count(*) FROM (
+  SELECT start_vid, agg_cost FROM gpu_path(:'edges', ARRAY[6, 7], 12) WHERE edge = -1
+  EXCEPT ALL SELECT start_vid, agg_cost FROM pgr_dijkstra(:'edges', ARRAY[6, 7], 12) WHERE edge = -1) d
+UNION ALL SELECT 'cost matrix, numeric[] and smallint[]', count(*) FROM (
+  SELECT * FROM gpu_apsp(:'edges', ARRAY[6, 7]::numeric[], ARRAY[10, 12]::smallint[])
+  EXCEPT ALL SELECT * FROM pgr_dijkstraCost(:'edges', ARRAY[6, 7]::numeric[], ARRAY[10, 12]::numeric[])) d
+UNION ALL SELECT 'rows per path, numeric[] vs bigint[]', count(*) FROM (
+  SELECT * FROM gpu_path(:'edges', ARRAY[6, 7]::numeric[], ARRAY[10, 12]::numeric[])
+  EXCEPT ALL SELECT * FROM gpu_path(:'edges', ARRAY[6, 7]::bigint[], ARRAY[10, 12]::bigint[])) d;
+SELECT * FROM gpu_apsp_array(:'edges', ARRAY[6]::smallint[], ARRAY[10, 12]::integer[]);
+SELECT source, count(*) FROM gpu_sssp(:'edges', ARRAY[6, 7]::numeric[]) GROUP BY source ORDER BY source;
+-- NUMERIC ids must be whole numbers; arrays of other types find no function, as with pgRouting.
+SELECT * FROM gpu_path(:'edges', ARRAY[6.5], 10);
+SELECT * FROM gpu_apsp(:'edges', ARRAY[6]::numeric[], ARRAY[10, 1e2, 12.25]);
+SELECT * FROM gpu_path(:'edges', 6, ARRAY[10]::real[]);

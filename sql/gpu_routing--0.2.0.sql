@@ -177,6 +177,121 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION gpu_apsp_array(text, bigint[], bigint[], boolean) IS
 'Cost matrix as arrays: one row per source in the graph (ascending id) with its costs to the targets in the order given (every vertex by ascending id when NULL); Infinity where unreachable or not in the graph.';
 
+-- Vertex id arrays of every integer type and NUMERIC, as pgRouting's ANY-INTEGER arrays: the same
+-- C functions read each width (numeric: whole numbers only). One overload per element type keeps
+-- every mix of array types resolvable (an anyarray overload beside bigint[] would be ambiguous).
+
+CREATE FUNCTION gpu_sssp(edges_sql text, sources integer[], directed boolean DEFAULT true)
+RETURNS TABLE (source bigint, node bigint, distance double precision, predecessor bigint, edge bigint)
+AS 'MODULE_PATHNAME', 'gpu_sssp_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vid bigint, end_vids integer[], directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT end_vid bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_one_to_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vids integer[], end_vid bigint, directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT start_vid bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_many_to_one'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vids integer[], end_vids integer[], directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT start_vid bigint, OUT end_vid bigint, OUT node bigint,
+    OUT edge bigint, OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_many_to_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_apsp(edges_sql text, sources integer[], targets integer[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, end_vid bigint, agg_cost double precision)
+AS 'MODULE_PATHNAME', 'gpu_apsp_matrix'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION gpu_apsp_array(edges_sql text, sources integer[], targets integer[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, agg_costs double precision[])
+AS 'MODULE_PATHNAME', 'gpu_apsp_array_matrix'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_sssp(text, integer[], boolean) IS 'gpu_sssp(text, bigint[], boolean) with integer[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, bigint, integer[], boolean) IS 'gpu_path(text, bigint, bigint[], boolean) with integer[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, integer[], bigint, boolean) IS 'gpu_path(text, bigint[], bigint, boolean) with integer[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, integer[], integer[], boolean) IS 'gpu_path(text, bigint[], bigint[], boolean) with integer[] vertex ids.';
+COMMENT ON FUNCTION gpu_apsp(text, integer[], integer[], boolean) IS 'gpu_apsp(text, bigint[], bigint[], boolean) with integer[] vertex ids.';
+COMMENT ON FUNCTION gpu_apsp_array(text, integer[], integer[], boolean) IS 'gpu_apsp_array(text, bigint[], bigint[], boolean) with integer[] vertex ids.';
+
+CREATE FUNCTION gpu_sssp(edges_sql text, sources smallint[], directed boolean DEFAULT true)
+RETURNS TABLE (source bigint, node bigint, distance double precision, predecessor bigint, edge bigint)
+AS 'MODULE_PATHNAME', 'gpu_sssp_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vid bigint, end_vids smallint[], directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT end_vid bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_one_to_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vids smallint[], end_vid bigint, directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT start_vid bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_many_to_one'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vids smallint[], end_vids smallint[], directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT start_vid bigint, OUT end_vid bigint, OUT node bigint,
+    OUT edge bigint, OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_many_to_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_apsp(edges_sql text, sources smallint[], targets smallint[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, end_vid bigint, agg_cost double precision)
+AS 'MODULE_PATHNAME', 'gpu_apsp_matrix'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION gpu_apsp_array(edges_sql text, sources smallint[], targets smallint[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, agg_costs double precision[])
+AS 'MODULE_PATHNAME', 'gpu_apsp_array_matrix'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_sssp(text, smallint[], boolean) IS 'gpu_sssp(text, bigint[], boolean) with smallint[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, bigint, smallint[], boolean) IS 'gpu_path(text, bigint, bigint[], boolean) with smallint[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, smallint[], bigint, boolean) IS 'gpu_path(text, bigint[], bigint, boolean) with smallint[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, smallint[], smallint[], boolean) IS 'gpu_path(text, bigint[], bigint[], boolean) with smallint[] vertex ids.';
+COMMENT ON FUNCTION gpu_apsp(text, smallint[], smallint[], boolean) IS 'gpu_apsp(text, bigint[], bigint[], boolean) with smallint[] vertex ids.';
+COMMENT ON FUNCTION gpu_apsp_array(text, smallint[], smallint[], boolean) IS 'gpu_apsp_array(text, bigint[], bigint[], boolean) with smallint[] vertex ids.';
+
+CREATE FUNCTION gpu_sssp(edges_sql text, sources numeric[], directed boolean DEFAULT true)
+RETURNS TABLE (source bigint, node bigint, distance double precision, predecessor bigint, edge bigint)
+AS 'MODULE_PATHNAME', 'gpu_sssp_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vid bigint, end_vids numeric[], directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT end_vid bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_one_to_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vids numeric[], end_vid bigint, directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT start_vid bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_many_to_one'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_path(edges_sql text, start_vids numeric[], end_vids numeric[], directed boolean DEFAULT true,
+    OUT seq integer, OUT path_seq integer, OUT start_vid bigint, OUT end_vid bigint, OUT node bigint,
+    OUT edge bigint, OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_path_many_to_many'
+LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION gpu_apsp(edges_sql text, sources numeric[], targets numeric[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, end_vid bigint, agg_cost double precision)
+AS 'MODULE_PATHNAME', 'gpu_apsp_matrix'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION gpu_apsp_array(edges_sql text, sources numeric[], targets numeric[] DEFAULT NULL, directed boolean DEFAULT true)
+RETURNS TABLE (start_vid bigint, agg_costs double precision[])
+AS 'MODULE_PATHNAME', 'gpu_apsp_array_matrix'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpu_sssp(text, numeric[], boolean) IS 'gpu_sssp(text, bigint[], boolean) with numeric[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, bigint, numeric[], boolean) IS 'gpu_path(text, bigint, bigint[], boolean) with numeric[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, numeric[], bigint, boolean) IS 'gpu_path(text, bigint[], bigint, boolean) with numeric[] vertex ids.';
+COMMENT ON FUNCTION gpu_path(text, numeric[], numeric[], boolean) IS 'gpu_path(text, bigint[], bigint[], boolean) with numeric[] vertex ids.';
+COMMENT ON FUNCTION gpu_apsp(text, numeric[], numeric[], boolean) IS 'gpu_apsp(text, bigint[], bigint[], boolean) with numeric[] vertex ids.';
+COMMENT ON FUNCTION gpu_apsp_array(text, numeric[], numeric[], boolean) IS 'gpu_apsp_array(text, bigint[], bigint[], boolean) with numeric[] vertex ids.';
+
 -- Progress of running calls.
 
 CREATE FUNCTION gpu_routing_get_progress()

@@ -129,7 +129,8 @@ struct CallArguments {
   bool cost_arrays;  // gpu_apsp_array: one row per source, its costs as a float8[]
 };
 
-// A bigint[] argument: one dimension, not empty, no NULLs.
+// A vertex id array argument, as pgRouting's ANY-INTEGER arrays: smallint[], integer[], bigint[]
+// or numeric[] (whole numbers only); one dimension, not empty, no NULLs.
 int64* array_argument(FunctionCallInfo fcinfo, int arg, const char* name, const char* function,
                       int* count) {
   ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
@@ -141,20 +142,48 @@ int64* array_argument(FunctionCallInfo fcinfo, int arg, const char* name, const 
     ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                     errmsg("%s of %s must be a one-dimensional array, not %d-dimensional", name,
                            function, ARR_NDIM(array))));
-  if (ARR_ELEMTYPE(array) != INT8OID)
+  const Oid element_type = ARR_ELEMTYPE(array);
+  if (element_type != INT2OID && element_type != INT4OID && element_type != INT8OID &&
+      element_type != NUMERICOID)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("%s of %s must be bigint[]", name, function)));
+                    errmsg("%s of %s must be smallint[], integer[], bigint[] or numeric[], not %s",
+                           name, function, format_type_be(get_array_type(element_type)))));
+  int16 width;
+  bool by_value;
+  char align;
+  get_typlenbyvalalign(element_type, &width, &by_value, &align);
   Datum* elements;
   bool* nulls;
   int n;
-  deconstruct_array(array, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements,
-                    &nulls, &n);
+  deconstruct_array(array, element_type, width, by_value, align, &elements, &nulls, &n);
   int64* values = static_cast<int64*>(palloc(sizeof(int64) * std::max(n, 1)));
   for (int i = 0; i < n; ++i) {
     if (nulls[i])
       ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                       errmsg("%s of %s contains NULL at position %d", name, function, i + 1)));
-    values[i] = DatumGetInt64(elements[i]);
+    switch (element_type) {
+      case INT2OID:
+        values[i] = DatumGetInt16(elements[i]);
+        break;
+      case INT4OID:
+        values[i] = DatumGetInt32(elements[i]);
+        break;
+      case INT8OID:
+        values[i] = DatumGetInt64(elements[i]);
+        break;
+      default: {
+        // numeric_int8 rounds: refuse what is not a whole number instead of routing elsewhere.
+        const Datum truncated =
+            DirectFunctionCall2(numeric_trunc, elements[i], Int32GetDatum(0));
+        if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, elements[i], truncated)) != 0)
+          ereport(ERROR,
+                  (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                   errmsg("%s of %s contains %s at position %d, which is not a whole vertex id",
+                          name, function,
+                          DatumGetCString(DirectFunctionCall1(numeric_out, elements[i])), i + 1)));
+        values[i] = DatumGetInt64(DirectFunctionCall1(numeric_int8, elements[i]));
+      }
+    }
   }
   *count = n;
   return values;

@@ -4,7 +4,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(183);
+SELECT plan(291);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -123,6 +123,34 @@ SELECT pg_temp.overload_checks('gpu_routing_get_progress', '{}', false, '', '{}'
   '"started timestamp with time zone","elapsed interval"}');
 SELECT has_view('public', 'gpu_routing_progress', 'the view gpu_routing_progress exists');
 
+-- Vertex id arrays of every integer type and NUMERIC (pgRouting's ANY-INTEGER): each bigint[]
+-- overload has a smallint[], integer[] and numeric[] twin on the same C function, with the same
+-- strictness and result columns. 18 twins x 6 checks = 108.
+CREATE FUNCTION pg_temp.twin_checks(fn name, args name[], bigint_args name[]) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  signature text := fn || '(' || array_to_string(args, ', ') || ')';
+  twin regprocedure := to_regprocedure('public.' || signature);
+  original regprocedure := to_regprocedure('public.' || fn || '(' || array_to_string(bigint_args, ', ') || ')');
+BEGIN
+  RETURN NEXT has_function('public', fn, args, signature || ' exists');
+  RETURN NEXT is((SELECT prosrc FROM pg_proc WHERE oid = twin), (SELECT prosrc FROM pg_proc WHERE oid = original),
+                 signature || ' runs the C function of its bigint[] form');
+  RETURN NEXT is((SELECT proisstrict FROM pg_proc WHERE oid = twin), (SELECT proisstrict FROM pg_proc WHERE oid = original),
+                 signature || ' is as STRICT as its bigint[] form');
+  RETURN NEXT volatility_is('public', fn, args, 'volatile', signature || ' is VOLATILE');
+  RETURN NEXT is(pg_temp.columns_of(twin, '{o,t}'), pg_temp.columns_of(original, '{o,t}'),
+                 signature || ': the result columns of its bigint[] form');
+  RETURN NEXT ok(coalesce(obj_description(twin, 'pg_proc'), '') <> '', signature || ' has a comment');
+END
+$$;
+SELECT pg_temp.twin_checks(f.fn, replace(f.args, 'bigint[]', t || '[]')::name[], f.args::name[])
+FROM (VALUES ('gpu_sssp', '{text,bigint[],boolean}'), ('gpu_path', '{text,bigint,bigint[],boolean}'),
+             ('gpu_path', '{text,bigint[],bigint,boolean}'), ('gpu_path', '{text,bigint[],bigint[],boolean}'),
+             ('gpu_apsp', '{text,bigint[],bigint[],boolean}'),
+             ('gpu_apsp_array', '{text,bigint[],bigint[],boolean}')) AS f(fn, args),
+     unnest(ARRAY['smallint', 'integer', 'numeric']) AS t;
+
 -- The kept-graph commands: six checks each (3 x 6 = 18).
 CREATE FUNCTION pg_temp.command_checks(fn name, args name[], returns text, arguments text)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
@@ -173,7 +201,13 @@ SELECT set_eq(
         'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
         'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
         'gpu_routing_get_progress()', 'gpu_apsp_array(text,boolean)',
-        'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)'],
+        'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)']
+  || (SELECT array_agg(replace(f, 'bigint[]', t || '[]'))
+      FROM unnest(ARRAY['gpu_sssp(text,bigint[],boolean)', 'gpu_path(text,bigint,bigint[],boolean)',
+                        'gpu_path(text,bigint[],bigint,boolean)', 'gpu_path(text,bigint[],bigint[],boolean)',
+                        'gpu_apsp(text,bigint[],bigint[],boolean)',
+                        'gpu_apsp_array(text,bigint[],bigint[],boolean)']) AS f,
+           unnest(ARRAY['smallint', 'integer', 'numeric']) AS t),
   'gpu_routing defines exactly the documented functions');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.2.0', 'extension version 0.2.0');
 
