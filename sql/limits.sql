@@ -81,3 +81,22 @@ SELECT n, count(*) FROM limits_log GROUP BY n ORDER BY n;
 DROP TABLE limits_log;
 DROP FUNCTION limits_stable_writer();
 DROP FUNCTION limits_volatile_writer();
+
+-- Result rows stay in memory up to work_mem and never beyond gpu_routing.max_memory: past that the
+-- rows go to a temporary file. 1,005,900 rows (about 56 MB) with work_mem 1GB: written to a
+-- temporary file under max_memory 40MB, kept in memory under 1GB.
+\set rome 'SELECT id, source, target, cost FROM rome_edges'
+SET work_mem = '1GB';
+SELECT pg_stat_force_next_flush();
+SELECT temp_files AS temp_before FROM pg_stat_database WHERE datname = current_database() \gset
+SET gpu_routing.max_memory = '40MB';
+SELECT count(*) FROM gpu_sssp(:'rome', ARRAY(SELECT generate_series(1, 300)));
+SELECT pg_stat_force_next_flush();
+SELECT temp_files - :temp_before AS temp_files_under_40mb FROM pg_stat_database WHERE datname = current_database();
+SELECT temp_files AS temp_before FROM pg_stat_database WHERE datname = current_database() \gset
+SET gpu_routing.max_memory = '1GB';
+SELECT count(*) FROM gpu_sssp(:'rome', ARRAY(SELECT generate_series(1, 300)));
+SELECT pg_stat_force_next_flush();
+SELECT temp_files - :temp_before AS temp_files_under_1gb FROM pg_stat_database WHERE datname = current_database();
+RESET gpu_routing.max_memory;
+RESET work_mem;

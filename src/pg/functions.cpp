@@ -173,8 +173,7 @@ int64* array_argument(FunctionCallInfo fcinfo, int arg, const char* name, const 
         break;
       default: {
         // numeric_int8 rounds: refuse what is not a whole number instead of routing elsewhere.
-        const Datum truncated =
-            DirectFunctionCall2(numeric_trunc, elements[i], Int32GetDatum(0));
+        const Datum truncated = DirectFunctionCall2(numeric_trunc, elements[i], Int32GetDatum(0));
         if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, elements[i], truncated)) != 0)
           ereport(ERROR,
                   (errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -1,5 +1,9 @@
 // The result store (see result_store.hpp) and the memory context its tuples live in.
+// Plain C++ (settings.hpp reaches src/core) before the PostgreSQL headers.
+#include "settings.hpp"
+// clang-format off
 #include "result_store.hpp"
+// clang-format on
 
 #include <sys/mman.h>
 
@@ -341,9 +345,14 @@ ResultStore* begin_result_store(FunctionCallInfo fcinfo) {
     }
   }
 
+  // Rows stay in memory up to work_mem, and never beyond gpu_routing.max_memory: past that the
+  // tuplestore writes them to a temporary file, so a result of any size holds at most that much.
+  const long max_memory_kb = static_cast<long>(current_settings().max_memory_bytes / 1024);
+  const int rows_in_memory_kb =
+      static_cast<int>(std::max(64L, std::min<long>(work_mem, max_memory_kb)));
   MemoryContextSwitchTo(arena);
-  result->store =
-      tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);
+  result->store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+                                        false, rows_in_memory_kb);
   MemoryContextSwitchTo(old);
   rsinfo->returnMode = SFRM_Materialize;
   rsinfo->setResult = result->store;
