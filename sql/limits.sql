@@ -84,15 +84,16 @@ DROP FUNCTION limits_volatile_writer();
 
 -- Result rows stay in memory up to work_mem and never beyond gpu_routing.max_memory: past that the
 -- rows go to a temporary file. 1,005,900 rows (about 56 MB) with work_mem 1GB: written to a
--- temporary file under max_memory 40MB, kept in memory under 1GB.
+-- temporary file under max_memory 48MB (the engine needs 29 MB on the CPU, 43 MB on a GPU), kept in
+-- memory under 1GB.
 \set rome 'SELECT id, source, target, cost FROM rome_edges'
 SET work_mem = '1GB';
 SELECT pg_stat_force_next_flush();
 SELECT temp_files AS temp_before FROM pg_stat_database WHERE datname = current_database() \gset
-SET gpu_routing.max_memory = '40MB';
+SET gpu_routing.max_memory = '48MB';
 SELECT count(*) FROM gpu_sssp(:'rome', ARRAY(SELECT generate_series(1, 300)));
 SELECT pg_stat_force_next_flush();
-SELECT temp_files - :temp_before AS temp_files_under_40mb FROM pg_stat_database WHERE datname = current_database();
+SELECT temp_files - :temp_before AS temp_files_under_48mb FROM pg_stat_database WHERE datname = current_database();
 SELECT temp_files AS temp_before FROM pg_stat_database WHERE datname = current_database() \gset
 SET gpu_routing.max_memory = '1GB';
 SELECT count(*) FROM gpu_sssp(:'rome', ARRAY(SELECT generate_series(1, 300)));
