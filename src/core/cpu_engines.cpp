@@ -68,7 +68,8 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
     const VertexIndex n = graph_.vertex_count();
     const int workers = std::max(1, std::min(threads_, request.source_count));
     while (static_cast<int>(workspaces_.size()) < workers)
-      workspaces_.push_back(std::make_unique<DijkstraWorkspace>(n));
+      workspaces_.push_back(std::make_unique<DijkstraWorkspace>(
+          n, graph_.integer_weights ? graph_.max_weight : -1.0));
     std::vector<std::int64_t> settled(static_cast<std::size_t>(workers), 0);
     parallel_for_each(request.source_count, workers, [&](int i, int thread) {
       double* row = request.distances + static_cast<std::size_t>(i) * n;

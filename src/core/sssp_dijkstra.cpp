@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <queue>
 
 namespace gpu_routing {
@@ -11,11 +12,118 @@ constexpr std::int32_t kArity = 4;
 constexpr std::int64_t kCancelCheckInterval = 1 << 16;  // settled vertices between cancel checks
 }  // namespace
 
-DijkstraWorkspace::DijkstraWorkspace(VertexIndex vertex_count)
+DijkstraWorkspace::DijkstraWorkspace(VertexIndex vertex_count, double max_integer_weight)
     : slot_of_(static_cast<std::size_t>(vertex_count), -1),
       is_target_(static_cast<std::size_t>(vertex_count), 0) {
+  if (max_integer_weight >= 0.0 && max_integer_weight <= kMaxBucketWeight) {
+    // Every tentative distance lies within max_weight of the bucket being settled, so a ring of
+    // more than max_weight buckets never holds two distances in one bucket. At least 64: one
+    // bitmap word.
+    std::size_t ring = 64;
+    while (ring <= static_cast<std::size_t>(max_integer_weight)) ring <<= 1;
+    buckets_.resize(ring);
+    nonempty_.assign(ring / 64, 0);
+    bucket_mask_ = ring - 1;
+    return;
+  }
   heap_keys_.reserve(1024);
   heap_vertices_.reserve(1024);
+}
+
+void DijkstraWorkspace::clear_buckets() {
+  for (std::size_t w = 0; w < nonempty_.size(); ++w) {
+    while (nonempty_[w] != 0) {
+      const int bit = __builtin_ctzll(nonempty_[w]);
+      buckets_[w * 64 + static_cast<std::size_t>(bit)].clear();
+      nonempty_[w] &= nonempty_[w] - 1;
+    }
+  }
+}
+
+std::int64_t DijkstraWorkspace::run_buckets(const CsrGraph& graph, VertexIndex source,
+                                            double* distances, const VertexIndex* targets,
+                                            int target_count, const CancelToken& cancel) {
+  const VertexIndex n = graph.vertex_count;
+  std::fill(distances, distances + n, kInfinity);
+  int targets_left = 0;
+  if (targets != nullptr) {
+    for (int i = 0; i < target_count; ++i) {
+      char& mark = is_target_[static_cast<std::size_t>(targets[i])];
+      if (!mark) {
+        mark = 1;
+        ++targets_left;
+      }
+    }
+  }
+  const bool stop_early = targets != nullptr;
+  auto leave_clean = [&] {
+    clear_buckets();
+    if (stop_early)
+      for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+  };
+  const std::size_t words = nonempty_.size();
+  auto push = [&](VertexIndex v, std::int64_t distance) {
+    const std::size_t slot = static_cast<std::size_t>(distance) & bucket_mask_;
+    buckets_[slot].push_back(v);
+    nonempty_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+  };
+
+  distances[source] = 0.0;
+  push(source, 0);
+  std::int64_t pending = 1;  // entries in the buckets, stale ones included
+  std::int64_t current = 0;  // the distance being settled
+  std::int64_t stop_distance = std::numeric_limits<std::int64_t>::max();
+  std::int64_t settled = 0;
+  const ArcIndex* offsets = graph.row_offsets.data();
+  const VertexIndex* heads = graph.heads.data();
+  const double* weights = graph.weights.data();
+  while (pending > 0) {
+    std::size_t slot = static_cast<std::size_t>(current) & bucket_mask_;
+    if (buckets_[slot].empty()) {
+      // The next non-empty bucket, going round the ring from `slot`.
+      std::size_t word = slot / 64;
+      std::uint64_t bits = nonempty_[word] & (~std::uint64_t{0} << (slot % 64));
+      while (bits == 0) {
+        word = word + 1 == words ? 0 : word + 1;
+        bits = nonempty_[word];
+      }
+      const std::size_t next = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+      current += static_cast<std::int64_t>((next - slot) & bucket_mask_);
+      slot = next;
+    }
+    if (current > stop_distance) break;
+    std::vector<VertexIndex>& bucket = buckets_[slot];
+    const double at = static_cast<double>(current);
+    // Zero-weight arcs append to this bucket while it is read: index, never iterators.
+    for (std::size_t i = 0; i < bucket.size(); ++i) {
+      const VertexIndex u = bucket[i];
+      --pending;
+      if (distances[u] != at) continue;  // made stale by a shorter distance found later
+      ++settled;
+      if ((settled & (kCancelCheckInterval - 1)) == 0 && cancel.requested()) {
+        leave_clean();
+        throw Cancelled();
+      }
+      if (stop_early && is_target_[static_cast<std::size_t>(u)]) {
+        is_target_[static_cast<std::size_t>(u)] = 0;
+        if (--targets_left == 0) stop_distance = current;
+      }
+      for (ArcIndex a = offsets[u]; a < offsets[u + 1]; ++a) {
+        const VertexIndex v = heads[a];
+        const double candidate = at + weights[a];
+        if (candidate < distances[v]) {
+          distances[v] = candidate;
+          push(v, static_cast<std::int64_t>(candidate));
+          ++pending;
+        }
+      }
+    }
+    bucket.clear();
+    nonempty_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+    ++current;
+  }
+  leave_clean();
+  return settled;
 }
 
 void DijkstraWorkspace::sift_up(std::int32_t slot) {
@@ -94,6 +202,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
                                     const VertexIndex* targets, int target_count,
                                     const CancelToken& cancel) {
   cancel.throw_if_requested();
+  if (uses_buckets()) return run_buckets(graph, source, distances, targets, target_count, cancel);
   const VertexIndex n = graph.vertex_count;
   std::fill(distances, distances + n, kInfinity);
   heap_keys_.clear();

@@ -133,6 +133,49 @@ TEST(Dijkstra, EarlyStopKeepsTargetsAndTheirPathsExact) {
   }
 }
 
+// Dial's buckets (whole-number weights up to 131071) against the reference: every source kind,
+// zero weights, parallel arcs, unreachable parts, both directions, wide and narrow weight ranges,
+// early stops; and the heap workspace on the same graphs agrees.
+TEST(Dijkstra, BucketsMatchTheReferenceAndTheHeap) {
+  int checked = 0;
+  for (unsigned seed = 1; seed <= 120; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 20 + static_cast<int>(seed * 7 % 400);
+    spec.edges = spec.vertices * static_cast<int>(1 + seed % 5);
+    spec.zero_weights = seed % 3 == 0;
+    spec.max_weight = seed % 4 == 0 ? 131071 : static_cast<int>(1 + seed % 150);
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    if (g.vertex_count() == 0) continue;
+    ASSERT_TRUE(g.integer_weights);
+    DijkstraWorkspace buckets(g.vertex_count(), g.max_weight);
+    DijkstraWorkspace heap(g.vertex_count());
+    ASSERT_TRUE(buckets.uses_buckets());
+    ASSERT_FALSE(heap.uses_buckets());
+    std::vector<double> got(static_cast<std::size_t>(g.vertex_count()));
+    std::vector<double> from_heap(got.size());
+    for (VertexIndex s : {VertexIndex{0}, g.vertex_count() / 3, g.vertex_count() - 1}) {
+      const auto settled = buckets.run(g.forward, s, got.data(), nullptr, 0, {});
+      auto want = reference_dijkstra(g.forward, s);
+      ASSERT_TRUE(testing::same_distances(got.data(), want)) << testing::describe(spec, seed);
+      EXPECT_EQ(settled, heap.run(g.forward, s, from_heap.data(), nullptr, 0, {}));
+      ASSERT_TRUE(testing::same_distances(from_heap.data(), want));
+      // Early stop: the targets exact, as with the heap.
+      std::vector<VertexIndex> targets = {g.vertex_count() - 1, g.vertex_count() / 2};
+      buckets.run(g.forward, s, got.data(), targets.data(), 2, {});
+      for (VertexIndex target : targets)
+        ASSERT_EQ(got[static_cast<std::size_t>(target)], want[static_cast<std::size_t>(target)])
+            << testing::describe(spec, seed);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 300);
+  // Beyond 131071, or fractional weights: the heap.
+  EXPECT_FALSE(DijkstraWorkspace(10, 131072.0).uses_buckets());
+  EXPECT_FALSE(DijkstraWorkspace(10, -1.0).uses_buckets());
+}
+
 TEST(Predecessors, FormATreeOfTightArcsEvenWithZeroWeights) {
   for (unsigned seed = 1; seed <= 150; ++seed) {
     RandomGraphSpec spec;
