@@ -82,10 +82,10 @@ DROP TABLE limits_log;
 DROP FUNCTION limits_stable_writer();
 DROP FUNCTION limits_volatile_writer();
 
--- Result rows stay in memory up to work_mem and never beyond gpu_routing.max_memory: past that the
--- rows go to a temporary file. 1,005,900 rows (about 56 MB) with work_mem 1GB: written to a
--- temporary file under max_memory 48MB (the engine needs 29 MB on the CPU, 43 MB on a GPU), kept in
--- memory under 1GB.
+-- Result rows stay in memory up to work_mem and at most half of what gpu_routing.max_memory leaves
+-- after the graph and the engine; past that they go to a temporary file. 1,005,900 rows (about
+-- 56 MB) with work_mem 1GB: written to a temporary file under max_memory 48MB (the engine needs
+-- 29 MB on the CPU, 43 MB on a GPU), kept in memory under 1GB.
 \set rome 'SELECT id, source, target, cost FROM rome_edges'
 SET work_mem = '1GB';
 SELECT pg_stat_force_next_flush();

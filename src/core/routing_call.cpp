@@ -464,7 +464,8 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
       if ((++traced & 255) == 0) {
         options_.engine.cancel.throw_if_requested();
         options_.engine.budget.require(
-            saturating_add(prepared_bytes_, batch.rows() * kPathRowBytes),
+            saturating_add(saturating_add(prepared_bytes_, result_rows_bytes_),
+                           batch.rows() * kPathRowBytes),
             "the path rows of " + std::to_string(count) + " source(s) (" +
                 std::to_string(batch.rows()) + " rows so far, " + format_bytes(kPathRowBytes) +
                 " each)");

@@ -123,6 +123,11 @@ class RoutingCall {
   // Selects and creates the engine after checking the whole call's memory. Call once, after the
   // sources and targets are set.
   void prepare();
+  // What prepare() counted against max_memory: graph, engine, batch buffers, result matrix.
+  std::size_t prepared_bytes() const { return prepared_bytes_; }
+  // Memory the caller holds for result rows (the tuplestore's in-memory part), counted with the
+  // traced path rows of a batch so that everything together stays within max_memory.
+  void reserve_result_rows(std::size_t bytes) { result_rows_bytes_ = bytes; }
   // Fills `batch` with the rows of the next batch of sources; false when there are no more.
   // Batches are computed one ahead on a thread of their own (signals blocked, no PostgreSQL),
   // so the engine works on batch k + 1 while the caller writes the rows of batch k.
@@ -171,13 +176,14 @@ class RoutingCall {
   std::vector<std::int64_t> array_column_ids_;  // set_array_columns: the ids, as given
   bool array_columns_given_ = false;
   std::vector<std::int64_t>
-      array_slots_;                   // per column, its place in a row of distances_ (-1: none)
-  std::size_t row_width_ = 0;         // entries per row of distances_
-  std::size_t prepared_bytes_ = 0;    // what prepare() counted against max_memory
-  std::string engine_key_;            // the engine's key in options_.engine_cache
-  bool finished_ = false;             // every batch was delivered: the engine may be kept
-  EngineReport report_at_start_;      // a kept engine's report sums earlier calls too
-  std::atomic<bool> abandon_{false};  // raised by the destructor: stop the batch in flight
+      array_slots_;                    // per column, its place in a row of distances_ (-1: none)
+  std::size_t row_width_ = 0;          // entries per row of distances_
+  std::size_t prepared_bytes_ = 0;     // what prepare() counted against max_memory
+  std::size_t result_rows_bytes_ = 0;  // reserve_result_rows()
+  std::string engine_key_;             // the engine's key in options_.engine_cache
+  bool finished_ = false;              // every batch was delivered: the engine may be kept
+  EngineReport report_at_start_;       // a kept engine's report sums earlier calls too
+  std::atomic<bool> abandon_{false};   // raised by the destructor: stop the batch in flight
   std::atomic<WorkStage> work_stage_{WorkStage::kIdle};  // what the batch thread is doing
   std::size_t sources_delivered_ = 0;  // sources whose rows next_batch() has handed out
   BatchThread pending_;                // the batch being computed ahead, into staging_

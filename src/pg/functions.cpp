@@ -372,7 +372,7 @@ const char* statement_sql(const char* sql, const char* what, const char* functio
 
 // The whole call.
 Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
-  ResultStore* result = begin_result_store(fcinfo);
+  check_result_context(fcinfo);
   instr_time call_start, phase_start;
   INSTR_TIME_SET_CURRENT(call_start);
   g_last_run.valid = false;
@@ -483,6 +483,16 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     call->prepare();
   });
   if (!ok) raise_failure(&failure);
+  // gpu_routing.max_memory holds for everything together: what prepare() counted, then the
+  // result rows kept in memory (up to work_mem, and at most half of what is left; the rest goes
+  // to a temporary file), then a batch's traced path rows within the remainder.
+  const std::size_t max_memory = current_settings().max_memory_bytes;
+  const std::size_t left =
+      max_memory > call->prepared_bytes() ? max_memory - call->prepared_bytes() : 0;
+  const std::size_t rows_in_memory = std::max<std::size_t>(
+      64 * 1024, std::min<std::size_t>(static_cast<std::size_t>(work_mem) * 1024, left / 2));
+  call->reserve_result_rows(rows_in_memory);
+  ResultStore* result = begin_result_store(fcinfo, rows_in_memory);
   const auto source_total = static_cast<int64>(call->source_count());
   progress_set_sources(0, source_total);
   progress_set_device(call->summary().device.c_str());

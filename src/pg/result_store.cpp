@@ -1,9 +1,5 @@
 // The result store (see result_store.hpp) and the memory context its tuples live in.
-// Plain C++ (settings.hpp reaches src/core) before the PostgreSQL headers.
-#include "settings.hpp"
-// clang-format off
 #include "result_store.hpp"
-// clang-format on
 
 #include <sys/mman.h>
 
@@ -301,7 +297,7 @@ MemoryContext row_arena(FunctionCallInfo fcinfo) {
 
 }  // namespace
 
-ResultStore* begin_result_store(FunctionCallInfo fcinfo) {
+void check_result_context(FunctionCallInfo fcinfo) {
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   if (rsinfo == nullptr || !IsA(rsinfo, ReturnSetInfo))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -309,6 +305,11 @@ ResultStore* begin_result_store(FunctionCallInfo fcinfo) {
   if (!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == nullptr)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("materialize mode required, but it is not allowed in this context")));
+}
+
+ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes) {
+  check_result_context(fcinfo);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   MemoryContext arena = row_arena(fcinfo);
   MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
   ResultStore* result = static_cast<ResultStore*>(palloc0(sizeof(ResultStore)));
@@ -345,11 +346,10 @@ ResultStore* begin_result_store(FunctionCallInfo fcinfo) {
     }
   }
 
-  // Rows stay in memory up to work_mem, and never beyond gpu_routing.max_memory: past that the
-  // tuplestore writes them to a temporary file, so a result of any size holds at most that much.
-  const long max_memory_kb = static_cast<long>(current_settings().max_memory_bytes / 1024);
-  const int rows_in_memory_kb =
-      static_cast<int>(std::max(64L, std::min<long>(work_mem, max_memory_kb)));
+  // Past this the tuplestore writes rows to a temporary file: a result of any size holds at most
+  // this much memory.
+  const int rows_in_memory_kb = static_cast<int>(
+      std::max<std::size_t>(64, std::min<std::size_t>(rows_in_memory_bytes / 1024, INT_MAX)));
   MemoryContextSwitchTo(arena);
   result->store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
                                         false, rows_in_memory_kb);

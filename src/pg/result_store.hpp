@@ -32,9 +32,13 @@ struct ResultStore {
   int16 lengths[kMaxResultColumns];
 };
 
+// Raises an error where a set cannot be returned (called first, before any work).
+void check_result_context(FunctionCallInfo fcinfo);
+
 // Sets up materialize mode for the call (the result's tuple descriptor is the expected one) and
-// returns where to write rows. Raises an error where a set cannot be returned.
-ResultStore* begin_result_store(FunctionCallInfo fcinfo);
+// returns where to write rows. Rows stay in memory up to `rows_in_memory_bytes` (at least 64 kB),
+// then go to a temporary file.
+ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes);
 
 // Appends one row: values and nulls hold one entry per column.
 inline void put_result_row(ResultStore* result, const Datum* values, const bool* nulls) {
