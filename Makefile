@@ -11,7 +11,7 @@ OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
 
 # pg_regress: sql/<test>.sql against expected/<test>.out. The data lives in ../shared/data
 # (GPU_ROUTING_DATA overrides); setup loads it into the test database.
-REGRESS = setup sssp path apsp arrays compatibility limits rows inner_query errors settings info kept_graphs progress
+REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows inner_query errors settings info kept_graphs progress
 REGRESS_OPTS = --load-extension=plpgsql
 # Concurrency (PostgreSQL's isolation tester): test/isolation/specs/<name>.spec against
 # test/isolation/expected/<name>.out. Kept graphs need the library preloaded in the server.
