@@ -180,6 +180,9 @@ struct Router::State {
   std::string applied_statement_timeout;  // what the session has now
   int backend_pid = 0;
   int reconnections = 0;
+  // gpu_apsp_array exists (gpu_routing 0.2.0 on): matrices come as one float8[] per source;
+  // otherwise (a database still on 0.1.0) as gpu_apsp's rows.
+  bool cost_arrays = true;
   // Statements made for vertex tables: name -> text, prepared again on every new connection.
   std::unordered_map<std::string, std::string> vertex_statements;
   std::unordered_map<std::string, std::string> vertex_statement_names;  // text -> name
@@ -288,10 +291,20 @@ void Router::State::connect() {
       kPathsStatement,
       "SELECT start_vid, end_vid, node, edge, cost, agg_cost, path_seq FROM " + f +
           "gpu_path($1::text, $2::bigint[], $3::bigint[], $4::boolean) ORDER BY seq");
-  // One row per distinct source in the graph, its costs to the targets in their order.
-  connection->prepare(kMatrixStatement, "SELECT start_vid, agg_costs FROM " + f +
-                                            "gpu_apsp_array($1::text, $2::bigint[], "
-                                            "$3::bigint[], $4::boolean)");
+  cost_arrays = !tx.exec_params1("SELECT pg_catalog.to_regprocedure($1) IS NULL",
+                                 f + "gpu_apsp_array(text, bigint[], bigint[], boolean)")[0]
+                     .as<bool>();
+  if (cost_arrays) {
+    // One row per distinct source in the graph, its costs to the targets in their order.
+    connection->prepare(kMatrixStatement, "SELECT start_vid, agg_costs FROM " + f +
+                                              "gpu_apsp_array($1::text, $2::bigint[], "
+                                              "$3::bigint[], $4::boolean)");
+  } else {
+    // One row per reachable pair of distinct vertices (pgr_dijkstraCost's rows).
+    connection->prepare(kMatrixStatement, "SELECT start_vid, end_vid, agg_cost FROM " + f +
+                                              "gpu_apsp($1::text, $2::bigint[], $3::bigint[], "
+                                              "$4::boolean)");
+  }
   // The distance bound is applied in the database: only the rows within reach are sent.
   connection->prepare(kReachableStatement, "SELECT node, distance, predecessor, edge FROM " + f +
                                                "gpu_sssp($1::text, $2::bigint, $3::boolean) "
@@ -522,6 +535,9 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
   // The targets go as given, duplicates included: gpu_apsp_array's columns are then the
   // matrix's. The batch size counts distinct targets, as the server's work does.
   const std::string target_literal = text::bigint_array_literal(targets);
+  std::unordered_map<VertexId, std::vector<std::size_t>> target_columns;  // rows only
+  if (!s.cost_arrays)
+    for (std::size_t j = 0; j < target_count; ++j) target_columns[targets[j]].push_back(j);
   std::size_t batch_size = call.batch_sources;
   if (batch_size == 0) {
     batch_size = std::max<std::size_t>(
@@ -563,6 +579,21 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
       row_filled.assign(count, 0);
       const pqxx::result rows = tx.exec_prepared(kMatrixStatement, s.edges_sql, source_literal,
                                                  target_literal, bool_text(s.options.directed));
+      if (!s.cost_arrays) {
+        // Rows: a source in the graph is 0 to itself, each pair's cost goes to every column of
+        // its target (targets may repeat), absent pairs stay unreachable.
+        for (const pqxx::row& row : rows) {
+          const auto source_row = row_positions.find(as_int64(row[0]));
+          if (!source_row) continue;
+          row_filled[*source_row] = 1;
+          const auto columns = target_columns.find(as_int64(row[1]));
+          if (columns == target_columns.end()) continue;
+          const double cost = *text::parse_double(std::string_view(row[2].c_str(), row[2].size()));
+          for (const std::size_t j : columns->second)
+            batch.costs[*source_row * target_count + j] = cost;
+        }
+        return true;
+      }
       for (const pqxx::row& row : rows) {
         const auto source_row = row_positions.find(as_int64(row[0]));
         if (!source_row) continue;
@@ -578,9 +609,10 @@ void Router::cost_matrix_batches(const std::vector<VertexId>& sources,
       }
       return true;
     });
-    // A source not in the graph has no row: left unreachable, but 0 to itself.
+    // A source not in the graph has no row: left unreachable, but 0 to itself (from rows, every
+    // source is: they hold no pair of a vertex with itself).
     for (const auto& [id, row] : row_positions.first) {
-      if (row_filled[row]) continue;
+      if (row_filled[row] && s.cost_arrays) continue;
       double* costs = batch.costs.data() + row * target_count;
       for (std::size_t j = 0; j < target_count; ++j) {
         if (targets[j] == id) costs[j] = 0;

@@ -291,6 +291,63 @@ TEST_F(RouterTest, CostMatrixWithRepeatedAndAbsentIdsEqualsGpuApspRows) {
                                              kUnreachable, 0, kUnreachable, 0, kUnreachable}));
 }
 
+// A database still on gpu_routing 0.1.0 has no gpu_apsp_array: the Router connects all the same
+// and reads matrices from gpu_apsp's rows, cell for cell what the arrays give on 0.2.0 (repeated,
+// absent and unreachable ids, directed and undirected, batches of every size).
+TEST_F(RouterTest, CostMatrixOnADatabaseStillOn010ComesFromRows) {
+  const std::string db = "gpu_routing_client_v010";
+  sql("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+  sql("CREATE DATABASE " + db);
+  struct DropAtEnd {
+    pqxx::connection& connection;
+    std::string db;
+    ~DropAtEnd() {
+      try {
+        pqxx::nontransaction tx(connection);
+        tx.exec("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+      } catch (...) {
+      }
+    }
+  } drop_at_end{*reference_, db};
+  std::string values;
+  for (const auto& row : sql("SELECT id, source, target, cost, reverse_cost FROM sample_edges")) {
+    values += std::string(values.empty() ? "" : ", ") + "(" + row[0].c_str() + ", " +
+              row[1].c_str() + ", " + row[2].c_str() + ", " + row[3].c_str() + ", " +
+              row[4].c_str() + ")";
+  }
+  {
+    pqxx::connection old(test_dsn() + " dbname=" + db);
+    pqxx::nontransaction tx(old);
+    tx.exec("CREATE EXTENSION gpu_routing VERSION '0.1.0'");
+    tx.exec(
+        "CREATE TABLE sample_edges (id bigint, source bigint, target bigint, cost float8, "
+        "reverse_cost float8)");
+    tx.exec("INSERT INTO sample_edges VALUES " + values);
+    ASSERT_TRUE(tx.exec1("SELECT to_regproc('gpu_apsp_array') IS NULL")[0].as<bool>());
+  }
+  const std::vector<VertexId> sources{2, 6, 999, 1, 6, 14, 999, 4, 1000, 3};
+  const std::vector<VertexId> targets{6, 999, 2, 17, 6, 1, 999, 4, 3, 1000, 16};
+  for (const bool directed : {true, false}) {
+    RouterOptions options;
+    options.directed = directed;
+    Router on_rows(test_dsn() + " dbname=" + db, sample_table(), options);
+    Router on_arrays(test_dsn(), sample_table(), options);
+    const CostMatrix want = on_arrays.cost_matrix(sources, targets);
+    for (const std::size_t batch_sources : {0, 1, 3}) {
+      MatrixOptions call;
+      call.batch_sources = batch_sources;
+      const CostMatrix got = on_rows.cost_matrix(sources, targets, call);
+      ASSERT_EQ(got.costs.size(), want.costs.size());
+      for (std::size_t i = 0; i < sources.size(); ++i)
+        for (std::size_t j = 0; j < targets.size(); ++j)
+          EXPECT_EQ(got.at(i, j), want.at(i, j))
+              << "directed " << directed << ", batch " << batch_sources << ", " << sources[i]
+              << " -> " << targets[j];
+    }
+    EXPECT_EQ(on_rows.last_run()->function, "gpu_apsp");
+  }
+}
+
 TEST_F(RouterTest, ReachableEqualsGpuSsspRowsWithinTheBound) {
   Router router(test_dsn(), rome_table());
   for (double bound : {0.0, 1500.0, 5000.0, kUnreachable}) {
