@@ -81,3 +81,4 @@ SELECT source, count(*) FROM gpu_sssp(:'edges', ARRAY[6, 7]::numeric[]) GROUP BY
 SELECT * FROM gpu_path(:'edges', ARRAY[6.5], 10);
 SELECT * FROM gpu_apsp(:'edges', ARRAY[6]::numeric[], ARRAY[10, 1e2, 12.25]);
 SELECT * FROM gpu_path(:'edges', 6, ARRAY[10]::real[]);
+SELECT * FROM gpu_sssp(:'edges', ARRAY[6, 1e30]);

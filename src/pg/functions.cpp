@@ -180,6 +180,16 @@ int64* array_argument(FunctionCallInfo fcinfo, int arg, const char* name, const 
                    errmsg("%s of %s contains %s at position %d, which is not a whole vertex id",
                           name, function,
                           DatumGetCString(DirectFunctionCall1(numeric_out, elements[i])), i + 1)));
+        const Datum lowest = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MIN));
+        const Datum highest = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MAX));
+        if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, elements[i], lowest)) < 0 ||
+            DatumGetInt32(DirectFunctionCall2(numeric_cmp, elements[i], highest)) > 0)
+          ereport(ERROR,
+                  (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                   errmsg("%s of %s contains %s at position %d, outside the range of vertex ids "
+                          "(bigint)",
+                          name, function,
+                          DatumGetCString(DirectFunctionCall1(numeric_out, elements[i])), i + 1)));
         values[i] = DatumGetInt64(DirectFunctionCall1(numeric_int8, elements[i]));
       }
     }

@@ -1274,6 +1274,13 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
               "read privately: a change to its tables was being committed");
     return;
   }
+  if (build_ms > 0) {
+    // The call that built the form is served by it too (gpu_graph_create's build is no call).
+    LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+    SharedForm& form = g_shared->forms[entry->form];
+    if (form.state == kFormReady && form.handle == entry->handle) form.calls++;
+    LWLockRelease(g_shared->lock);
+  }
   use->graph = entry->view;
   use->engines = entry->engines;
   use->build_ms = build_ms;
