@@ -140,8 +140,10 @@ wait
 builds=$(cat /tmp/kept_first.*.$$ | grep -c '^t$' || true)
 answers=$(grep -c "^$truth\$" /tmp/kept_first.*.$$ | awk -F: '{ s += $2 } END { print s }')
 rm -f /tmp/kept_first.*.$$
-[ "$builds" = 1 ] && [ "$answers" = 8 ] && pass "concurrent first use: 8 sessions, one build, 8 right answers" \
-  || fail "concurrent first use" "$builds builds, $answers right answers of 8"
+calls=$(q -c "SELECT calls FROM gpu_graphs() WHERE name = 'big'")
+[ "$builds" = 1 ] && [ "$answers" = 8 ] && [ "$calls" = 8 ] &&
+  pass "concurrent first use: 8 sessions, one build, 8 right answers, 8 calls counted (the builder's too)" \
+  || fail "concurrent first use" "$builds builds, $answers right answers of 8, $calls calls counted"
 
 # --- terminate the builder mid-build; a waiting session takes over --------------------------------
 touch_big
