@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "settings.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "postgres_headers.hpp"
@@ -109,13 +110,17 @@ void receiver_startup(DestReceiver* self, int, TupleDesc desc) {
 }
 
 void grow(Receiver* r) {
-  std::int64_t capacity = r->capacity == 0 ? 65536 : r->capacity * 2;
   // gpu_routing.max_memory holds while the rows arrive: a query of 20M rows under a 1MB limit
-  // stops at its first growth past the limit, not after it was read whole.
+  // stops at its first growth past the limit, not after it was read whole. The first block is
+  // 65536 rows, or fewer where that alone would pass the limit (never under 1024).
   Size row_bytes = 0;
   for (int c = 0; c < r->spec_count; ++c)
     if (r->out->present[c]) row_bytes += sizeof(std::int64_t);  // int64 or double
   const std::size_t limit = current_settings().max_memory_bytes;
+  const std::int64_t first_block = std::max<std::int64_t>(
+      1024, std::min<std::int64_t>(
+                65536, static_cast<std::int64_t>(limit / std::max<Size>(row_bytes, 1))));
+  std::int64_t capacity = r->capacity == 0 ? first_block : r->capacity * 2;
   const std::size_t needed = static_cast<std::size_t>(capacity) * row_bytes;
   if (r->capacity > 0 && needed > limit)
     ereport(ERROR,
