@@ -141,7 +141,7 @@ RESET gpu_routing.max_memory;
 INSERT INTO refusals SELECT 3, t.* FROM pg_temp.timed($$SELECT count(*) FROM gpu_apsp('SELECT * FROM grid_edges(316, 316)')$$) AS t;
 SELECT pg_temp.timed_checks(t, '53200', 'gpu_apsp over 3353 vertices (its 3353 x 3353 result included) needs % MB, more than gpu_routing.max_memory (1.0 MB)',
                             1.0, 'max_memory 1MB, gpu_apsp over Rome') FROM refusals t WHERE n = 1;
-SELECT pg_temp.timed_checks(t, '53200', 'edges_sql of gpu_sssp: 65536 rows read so far, % MB to hold them and more to come, more than gpu_routing.max_memory (1.0 MB)',
+SELECT pg_temp.timed_checks(t, '53200', 'edges_sql of gpu_sssp: 26214 rows read so far, % MB to hold them and more to come, more than gpu_routing.max_memory (1.0 MB)',
                             1.0, 'max_memory 1MB, gpu_sssp over the 200 x 200 grid') FROM refusals t WHERE n = 2;
 SELECT pg_temp.timed_checks(t, '53200', 'gpu_apsp over 99856 vertices (its 99856 x 99856 result included) needs %GB, more than gpu_routing.max_memory (4.0 GB)',
                             3.0, 'default settings, gpu_apsp over a 316 x 316 grid') FROM refusals t WHERE n = 3;
