@@ -1,0 +1,140 @@
+// The CCH core (src/core/cch.hpp) on real road networks, engine only, one core: ordering,
+// building, customizing, then one-to-one distances and paths and one-to-all (PHAST) against the
+// CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL (issue 12
+// integrates it as a kept graph's index).
+//   cch_bench [--data DIR] [--queries N] [--reps N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <zlib.h>
+
+#include "cch.hpp"
+#include "graph_generators.hpp"
+#include "sssp_dijkstra.hpp"
+
+using namespace gpu_routing;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+template <typename F>
+double time_ms(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// DIMACS coordinates ("v <id> <x> <y>"), by the graph's vertex index.
+bool read_coordinates(const std::string& path, const Graph& graph, std::vector<double>* x,
+                      std::vector<double>* y) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  x->assign(static_cast<std::size_t>(graph.vertex_count()), 0.0);
+  y->assign(x->size(), 0.0);
+  char line[256];
+  while (gzgets(file, line, sizeof line) != nullptr) {
+    if (line[0] != 'v') continue;
+    long long id = 0, cx = 0, cy = 0;
+    if (std::sscanf(line + 1, "%lld %lld %lld", &id, &cx, &cy) != 3) continue;
+    const VertexIndex v = graph.vertices.find(id);
+    if (v == kNoVertex) continue;
+    (*x)[static_cast<std::size_t>(v)] = static_cast<double>(cx);
+    (*y)[static_cast<std::size_t>(v)] = static_cast<double>(cy);
+  }
+  gzclose(file);
+  return true;
+}
+
+void run(const std::string& name, const Graph& graph, const std::vector<double>* x,
+         const std::vector<double>* y, int queries, int reps) {
+  const VertexIndex n = graph.vertex_count();
+  std::vector<VertexIndex> order;
+  std::vector<double> order_ms, build_ms, customize_ms;
+  std::unique_ptr<Cch> cch;
+  for (int r = 0; r < reps; ++r) {
+    order_ms.push_back(time_ms(
+        [&] { order = x != nullptr ? cch_order(graph, x->data(), y->data()) : cch_order(graph); }));
+    build_ms.push_back(time_ms([&] { cch = std::make_unique<Cch>(graph, order); }));
+    customize_ms.push_back(time_ms([&] { cch->customize(graph); }));
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<VertexIndex> pick(0, n - 1);
+  std::vector<std::pair<VertexIndex, VertexIndex>> pairs;
+  for (int q = 0; q < queries; ++q) pairs.emplace_back(pick(rng), pick(rng));
+  DijkstraWorkspace dijkstra(n, graph.integer_weights ? graph.max_weight : -1.0);
+  std::vector<double> dist(static_cast<std::size_t>(n)), reference(dist.size());
+  std::vector<double> cch_us, path_us, dijkstra_us;
+  int mismatches = 0;
+  for (const auto& [s, t] : pairs) {
+    double d = 0;
+    cch_us.push_back(1000.0 * time_ms([&] { d = cch->distance(s, t); }));
+    path_us.push_back(1000.0 * time_ms([&] { (void)cch->path(s, t); }));
+    dijkstra_us.push_back(1000.0 * time_ms([&] {
+                            dijkstra.run(graph.forward, s, reference.data(), &t, 1, CancelToken());
+                          }));
+    if (d != reference[static_cast<std::size_t>(t)]) ++mismatches;
+  }
+  std::vector<double> phast_ms, dijkstra_all_ms;
+  for (int q = 0; q < std::min(queries, 20); ++q) {
+    const VertexIndex s = pairs[static_cast<std::size_t>(q)].first;
+    phast_ms.push_back(time_ms([&] { cch->one_to_all(s, dist.data()); }));
+    dijkstra_all_ms.push_back(time_ms(
+        [&] { dijkstra.run(graph.forward, s, reference.data(), nullptr, 0, CancelToken()); }));
+    if (dist != reference) ++mismatches;
+  }
+  std::printf(
+      "| %s | %d | %lld | %.0f | %.0f | %.0f | %.1f | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %d "
+      "|\n",
+      name.c_str(), n, static_cast<long long>(cch->arc_count()), median(order_ms), median(build_ms),
+      median(customize_ms), static_cast<double>(cch->memory_bytes()) / 1048576.0,
+      cch->elimination_tree_height(), median(cch_us), median(path_us), median(dijkstra_us),
+      median(phast_ms), median(dijkstra_all_ms), mismatches);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = "../shared/data";
+  int queries = 1000, reps = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--data")) data = argv[i + 1];
+    if (!std::strcmp(argv[i], "--queries")) queries = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+  }
+  std::printf(
+      "cch_bench: one core; medians (ordering, building, customizing over %d runs; "
+      "%d random one-to-one pairs; 20 one-to-all sources). Dijkstra: the CPU engine's, "
+      "stopping at the target for one-to-one.\n\n",
+      reps, queries);
+  std::printf(
+      "| graph | vertices | CCH arcs | order (ms) | build (ms) | customize (ms) | MB | "
+      "tree height | distance (us) | path (us) | Dijkstra to target (us) | PHAST "
+      "one-to-all (ms) | Dijkstra one-to-all (ms) | mismatches |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  {
+    const auto edges = bench::read_dimacs(data + "/USA-road-d.NY.gr.gz");
+    const Graph graph = build_graph(edges.view(), true);
+    std::vector<double> x, y;
+    if (read_coordinates(data + "/USA-road-d.NY.co.gz", graph, &x, &y))
+      run("New York (distances), coordinates", graph, &x, &y, queries, reps);
+    run("New York (distances), no coordinates", graph, nullptr, nullptr, queries, reps);
+  }
+  {
+    const auto edges = bench::read_dimacs(data + "/rome99.gr");
+    const Graph graph = build_graph(edges.view(), true);
+    run("Rome", graph, nullptr, nullptr, queries, reps);
+  }
+  return 0;
+}

@@ -1,0 +1,656 @@
+#include "cch.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace gpu_routing {
+
+namespace {
+
+constexpr std::size_t kMaxArcs = static_cast<std::size_t>(std::numeric_limits<ArcIndex>::max());
+
+// The graph as an undirected simple graph: every arc u->v (u != v) makes u and v neighbours once,
+// whatever its direction, weight or parallel copies. Both the order and the chordal supergraph
+// are defined on this.
+struct UndirectedTopology {
+  std::vector<std::size_t> first;      // vertex_count + 1 entries
+  std::vector<VertexIndex> neighbors;  // sorted and distinct within each row
+
+  VertexIndex vertex_count() const { return static_cast<VertexIndex>(first.size() - 1); }
+  const VertexIndex* begin(VertexIndex v) const { return neighbors.data() + first[v]; }
+  const VertexIndex* end(VertexIndex v) const { return neighbors.data() + first[v + 1]; }
+  std::size_t degree(VertexIndex v) const { return first[v + 1] - first[v]; }
+};
+
+UndirectedTopology undirected_topology(const CsrGraph& forward) {
+  const auto n = static_cast<std::size_t>(forward.vertex_count);
+  std::vector<std::size_t> count(n + 1, 0);
+  for (VertexIndex u = 0; u < forward.vertex_count; ++u)
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
+      const VertexIndex v = forward.heads[static_cast<std::size_t>(a)];
+      if (v == u) continue;
+      ++count[static_cast<std::size_t>(u) + 1];
+      ++count[static_cast<std::size_t>(v) + 1];
+    }
+  for (std::size_t v = 0; v < n; ++v) count[v + 1] += count[v];
+  std::vector<VertexIndex> slots(count[n]);
+  std::vector<std::size_t> fill(count.begin(), count.end() - 1);
+  for (VertexIndex u = 0; u < forward.vertex_count; ++u)
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
+      const VertexIndex v = forward.heads[static_cast<std::size_t>(a)];
+      if (v == u) continue;
+      slots[fill[static_cast<std::size_t>(u)]++] = v;
+      slots[fill[static_cast<std::size_t>(v)]++] = u;
+    }
+  // Sort and deduplicate each row, compacting in place (a row never moves right).
+  UndirectedTopology topology;
+  topology.first.assign(n + 1, 0);
+  std::size_t kept = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    auto row_begin = slots.begin() + static_cast<std::ptrdiff_t>(count[v]);
+    auto row_end = slots.begin() + static_cast<std::ptrdiff_t>(count[v + 1]);
+    std::sort(row_begin, row_end);
+    row_end = std::unique(row_begin, row_end);
+    const auto out = slots.begin() + static_cast<std::ptrdiff_t>(kept);
+    kept += static_cast<std::size_t>(row_end - row_begin);
+    std::move(row_begin, row_end, out);
+    topology.first[v + 1] = kept;
+  }
+  slots.resize(kept);
+  slots.shrink_to_fit();
+  topology.neighbors = std::move(slots);
+  return topology;
+}
+
+// Recursive bisection. Every vertex carries the label of the part it is in; a part's induced
+// subgraph is then "neighbours with the same label", with no copies of the graph. Separator
+// vertices leave every part (kOrdered) as soon as they are chosen.
+class NestedDissection {
+ public:
+  NestedDissection(const UndirectedTopology& topology, const double* x, const double* y,
+                   const CancelToken& cancel)
+      : topology_(topology),
+        x_(x),
+        y_(y),
+        cancel_(cancel),
+        label_(static_cast<std::size_t>(topology.vertex_count()), 0),
+        visited_(static_cast<std::size_t>(topology.vertex_count()), 0) {}
+
+  std::vector<VertexIndex> run() {
+    std::vector<VertexIndex> all(static_cast<std::size_t>(topology_.vertex_count()));
+    for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<VertexIndex>(v);
+    order_.reserve(all.size());
+    order_part(std::move(all), 0);
+    return std::move(order_);
+  }
+
+ private:
+  static constexpr std::int32_t kOrdered = -1;
+
+  bool in_part(VertexIndex v, std::int32_t label) const {
+    return label_[static_cast<std::size_t>(v)] == label;
+  }
+
+  // Appends the part's vertices to the order: its sub-parts first, its separator after them.
+  void order_part(std::vector<VertexIndex> part, std::int32_t label) {
+    if (part.empty()) return;
+    cancel_.throw_if_requested();
+    if (part.size() <= static_cast<std::size_t>(kCchLeafSize)) {
+      order_leaf(part, label);
+      return;
+    }
+    std::vector<std::vector<VertexIndex>> components = connected_components(part, label);
+    if (components.size() > 1) {
+      // Disconnected parts share no arc: each is ordered on its own, with no separator.
+      for (auto& component : components) {
+        const std::int32_t component_label = next_label_++;
+        for (VertexIndex v : component) label_[static_cast<std::size_t>(v)] = component_label;
+        order_part(std::move(component), component_label);
+      }
+      return;
+    }
+    components.clear();
+
+    // Bisect: the first `half` vertices of a candidate ordering of the part form side A. Several
+    // cheap candidates are tried and the one with the smallest separator kept: the middle of a
+    // breadth-first order from a pseudo-peripheral vertex (the last one reached from an
+    // arbitrary start), and with coordinates the median along four directions (both axes and
+    // both diagonals, as inertial flow does). A single cut direction is often far from the
+    // narrowest place of the part.
+    const std::size_t half = part.size() / 2;
+    std::vector<std::vector<VertexIndex>> candidates;
+    candidates.push_back(breadth_first(breadth_first(part.front(), label).back(), label));
+    if (x_ != nullptr) {
+      constexpr double kDirections[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
+      for (const auto& direction : kDirections) {
+        const double along_x = direction[0], along_y = direction[1];
+        auto key = [&](VertexIndex v) { return along_x * x_[v] + along_y * y_[v]; };
+        candidates.push_back(part);
+        std::vector<VertexIndex>& candidate = candidates.back();
+        // Ties broken by index so that the order is deterministic.
+        std::nth_element(candidate.begin(), candidate.begin() + static_cast<std::ptrdiff_t>(half),
+                         candidate.end(), [&](VertexIndex a, VertexIndex b) {
+                           const double key_a = key(a), key_b = key(b);
+                           return key_a < key_b || (key_a == key_b && a < b);
+                         });
+      }
+    }
+    const std::int32_t label_a = next_label_++;
+    const std::int32_t label_b = next_label_++;
+    std::size_t best_size = std::numeric_limits<std::size_t>::max();
+    for (auto& candidate : candidates) {
+      const std::size_t size = separator_size(candidate, half, label_a, label_b);
+      if (size < best_size) {
+        best_size = size;
+        part.swap(candidate);
+      }
+    }
+    candidates.clear();
+    for (std::size_t i = 0; i < part.size(); ++i)
+      label_[static_cast<std::size_t>(part[i])] = i < half ? label_a : label_b;
+
+    // Either side's boundary covers every cut edge; the smaller one is the separator.
+    std::vector<VertexIndex> boundary_a, boundary_b;
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      const VertexIndex v = part[i];
+      const std::int32_t other = i < half ? label_b : label_a;
+      const bool on_boundary = std::any_of(topology_.begin(v), topology_.end(v),
+                                           [&](VertexIndex w) { return in_part(w, other); });
+      if (on_boundary) (i < half ? boundary_a : boundary_b).push_back(v);
+    }
+    std::vector<VertexIndex>& separator =
+        boundary_a.size() <= boundary_b.size() ? boundary_a : boundary_b;
+    for (VertexIndex v : separator) label_[static_cast<std::size_t>(v)] = kOrdered;
+
+    std::vector<VertexIndex> side_a, side_b;
+    side_a.reserve(half);
+    side_b.reserve(part.size() - half);
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      const VertexIndex v = part[i];
+      if (in_part(v, label_a)) side_a.push_back(v);
+      if (in_part(v, label_b)) side_b.push_back(v);
+    }
+    part.clear();
+    part.shrink_to_fit();
+    order_part(std::move(side_a), label_a);
+    order_part(std::move(side_b), label_b);
+    order_.insert(order_.end(), separator.begin(), separator.end());
+  }
+
+  // Labels the first `half` vertices of `candidate` side A, the rest side B, and returns the
+  // smaller side's count of vertices with a neighbour across.
+  std::size_t separator_size(const std::vector<VertexIndex>& candidate, std::size_t half,
+                             std::int32_t label_a, std::int32_t label_b) {
+    for (std::size_t i = 0; i < candidate.size(); ++i)
+      label_[static_cast<std::size_t>(candidate[i])] = i < half ? label_a : label_b;
+    std::size_t boundary_a = 0, boundary_b = 0;
+    for (std::size_t i = 0; i < candidate.size(); ++i) {
+      const VertexIndex v = candidate[i];
+      const std::int32_t other = i < half ? label_b : label_a;
+      if (std::any_of(topology_.begin(v), topology_.end(v),
+                      [&](VertexIndex w) { return in_part(w, other); }))
+        ++(i < half ? boundary_a : boundary_b);
+    }
+    return std::min(boundary_a, boundary_b);
+  }
+
+  // A small part: fewest neighbours inside the part first (a cheap stand-in for minimum degree).
+  void order_leaf(std::vector<VertexIndex>& part, std::int32_t label) {
+    std::vector<std::pair<std::size_t, VertexIndex>> by_degree;
+    by_degree.reserve(part.size());
+    for (VertexIndex v : part) {
+      const auto degree = static_cast<std::size_t>(std::count_if(
+          topology_.begin(v), topology_.end(v), [&](VertexIndex w) { return in_part(w, label); }));
+      by_degree.emplace_back(degree, v);
+    }
+    std::sort(by_degree.begin(), by_degree.end());
+    for (const auto& entry : by_degree) {
+      order_.push_back(entry.second);
+      label_[static_cast<std::size_t>(entry.second)] = kOrdered;
+    }
+  }
+
+  // The vertices of the part reachable from `start`, in breadth-first order.
+  std::vector<VertexIndex> breadth_first(VertexIndex start, std::int32_t label) {
+    ++visit_stamp_;
+    std::vector<VertexIndex> queue = {start};
+    visited_[static_cast<std::size_t>(start)] = visit_stamp_;
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const VertexIndex v = queue[head];
+      for (const VertexIndex* w = topology_.begin(v); w != topology_.end(v); ++w) {
+        auto& seen = visited_[static_cast<std::size_t>(*w)];
+        if (seen == visit_stamp_ || !in_part(*w, label)) continue;
+        seen = visit_stamp_;
+        queue.push_back(*w);
+      }
+    }
+    return queue;
+  }
+
+  std::vector<std::vector<VertexIndex>> connected_components(const std::vector<VertexIndex>& part,
+                                                             std::int32_t label) {
+    std::vector<std::vector<VertexIndex>> components;
+    components.push_back(breadth_first(part.front(), label));
+    if (components.front().size() == part.size()) return components;
+    // Disconnected: one stamp for every search, so that no vertex starts a second component.
+    const std::int32_t stamp = visit_stamp_;
+    for (VertexIndex v : part) {
+      if (visited_[static_cast<std::size_t>(v)] == stamp) continue;
+      std::vector<VertexIndex> queue = {v};
+      visited_[static_cast<std::size_t>(v)] = stamp;
+      for (std::size_t head = 0; head < queue.size(); ++head) {
+        const VertexIndex u = queue[head];
+        for (const VertexIndex* w = topology_.begin(u); w != topology_.end(u); ++w) {
+          auto& seen = visited_[static_cast<std::size_t>(*w)];
+          if (seen == stamp || !in_part(*w, label)) continue;
+          seen = stamp;
+          queue.push_back(*w);
+        }
+      }
+      components.push_back(std::move(queue));
+    }
+    return components;
+  }
+
+  const UndirectedTopology& topology_;
+  const double* x_;
+  const double* y_;
+  const CancelToken& cancel_;
+  std::vector<std::int32_t> label_;
+  std::vector<std::int32_t> visited_;
+  std::int32_t visit_stamp_ = 0;
+  std::int32_t next_label_ = 1;
+  std::vector<VertexIndex> order_;
+};
+
+}  // namespace
+
+std::vector<VertexIndex> cch_order(const Graph& graph, const double* x, const double* y,
+                                   const CancelToken& cancel) {
+  if ((x == nullptr) != (y == nullptr))
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "a contraction order takes both coordinates or neither");
+  const UndirectedTopology topology = undirected_topology(graph.forward);
+  return NestedDissection(topology, x, y, cancel).run();
+}
+
+void CchWorkspace::resize(VertexIndex vertex_count) {
+  const auto n = static_cast<std::size_t>(vertex_count);
+  forward_distance_.assign(n, kInfinity);
+  backward_distance_.assign(n, kInfinity);
+  forward_arc_.assign(n, kNoArc);
+  backward_arc_.assign(n, kNoArc);
+}
+
+Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel)
+    : vertex_at_rank_(std::move(order)) {
+  Stopwatch watch;
+  const VertexIndex n = graph.vertex_count();
+  if (vertex_at_rank_.size() != static_cast<std::size_t>(n))
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "the contraction order has " + std::to_string(vertex_at_rank_.size()) +
+                           " entries for " + std::to_string(n) + " vertices");
+  rank_of_vertex_.assign(static_cast<std::size_t>(n), kNoVertex);
+  for (VertexIndex r = 0; r < n; ++r) {
+    const VertexIndex v = vertex_at_rank_[static_cast<std::size_t>(r)];
+    if (v < 0 || v >= n || rank_of_vertex_[static_cast<std::size_t>(v)] != kNoVertex)
+      throw RoutingError(ErrorKind::kInvalidParameter, "the contraction order is no permutation");
+    rank_of_vertex_[static_cast<std::size_t>(v)] = r;
+  }
+
+  // Contracting ranks in increasing order: a rank's upward neighbours become pairwise adjacent.
+  // Adding them all to the lowest one (its elimination-tree parent) suffices, since that one is
+  // contracted next among them and passes the rest on in turn.
+  std::vector<std::vector<VertexIndex>> upward(static_cast<std::size_t>(n));
+  {
+    const UndirectedTopology topology = undirected_topology(graph.forward);
+    for (VertexIndex v = 0; v < n; ++v) {
+      const VertexIndex rank = rank_of_vertex_[static_cast<std::size_t>(v)];
+      for (const VertexIndex* w = topology.begin(v); w != topology.end(v); ++w) {
+        const VertexIndex other = rank_of_vertex_[static_cast<std::size_t>(*w)];
+        if (other > rank) upward[static_cast<std::size_t>(rank)].push_back(other);
+      }
+    }
+  }
+  parent_.assign(static_cast<std::size_t>(n), kNoVertex);
+  arc_first_.assign(static_cast<std::size_t>(n) + 1, 0);
+  for (VertexIndex r = 0; r < n; ++r) {
+    if ((r & 1023) == 0) cancel.throw_if_requested();
+    std::vector<VertexIndex>& row = upward[static_cast<std::size_t>(r)];
+    std::sort(row.begin(), row.end());
+    row.erase(std::unique(row.begin(), row.end()), row.end());
+    if (!row.empty()) {
+      const VertexIndex parent = row.front();
+      parent_[static_cast<std::size_t>(r)] = parent;
+      auto& parent_row = upward[static_cast<std::size_t>(parent)];
+      parent_row.insert(parent_row.end(), row.begin() + 1, row.end());
+    }
+    if (arc_head_.size() + row.size() > kMaxArcs)
+      throw RoutingError(ErrorKind::kProgramLimit,
+                         "the contraction hierarchy needs more than 2^31 - 1 arcs",
+                         "a better contraction order (with coordinates) needs fewer");
+    arc_head_.insert(arc_head_.end(), row.begin(), row.end());
+    arc_first_[static_cast<std::size_t>(r) + 1] = static_cast<ArcIndex>(arc_head_.size());
+    std::vector<VertexIndex>().swap(row);  // final: no lower rank adds to it any more
+  }
+  arc_head_.shrink_to_fit();
+
+  std::vector<int> depth(static_cast<std::size_t>(n), 1);
+  for (VertexIndex r = n - 1; r >= 0; --r) {
+    const VertexIndex parent = parent_[static_cast<std::size_t>(r)];
+    if (parent != kNoVertex)
+      depth[static_cast<std::size_t>(r)] = depth[static_cast<std::size_t>(parent)] + 1;
+    elimination_tree_height_ =
+        std::max(elimination_tree_height_, depth[static_cast<std::size_t>(r)]);
+  }
+
+  const CsrGraph& forward = graph.forward;
+  input_arc_to_cch_arc_.assign(static_cast<std::size_t>(forward.arc_count()), kNoArc);
+  for (VertexIndex u = 0; u < n; ++u) {
+    const VertexIndex rank_u = rank_of_vertex_[static_cast<std::size_t>(u)];
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
+      const VertexIndex rank_v =
+          rank_of_vertex_[static_cast<std::size_t>(forward.heads[static_cast<std::size_t>(a)])];
+      if (rank_v == rank_u) continue;  // a self loop is on no shortest path
+      input_arc_to_cch_arc_[static_cast<std::size_t>(a)] =
+          find_arc(std::min(rank_u, rank_v), std::max(rank_u, rank_v));
+    }
+  }
+  fingerprint_ = topology_fingerprint(graph);
+  workspace_.resize(n);
+  build_ms_ = watch.elapsed_ms();
+}
+
+std::uint64_t Cch::topology_fingerprint(const Graph& graph) {
+  // FNV-1a over the CSR structure: re-customizing with a graph of another topology would index
+  // arcs that are not there, so customize() refuses it.
+  std::uint64_t hash = 14695981039346656037ULL;
+  auto mix = [&hash](std::uint64_t value) {
+    hash ^= value;
+    hash *= 1099511628211ULL;
+  };
+  const CsrGraph& forward = graph.forward;
+  mix(static_cast<std::uint64_t>(forward.vertex_count));
+  for (ArcIndex offset : forward.row_offsets) mix(static_cast<std::uint64_t>(offset));
+  for (VertexIndex head : forward.heads) mix(static_cast<std::uint64_t>(head));
+  return hash;
+}
+
+ArcIndex Cch::find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const {
+  const auto first = arc_head_.begin() + arc_first_[static_cast<std::size_t>(lower_rank)];
+  const auto last = arc_head_.begin() + arc_first_[static_cast<std::size_t>(lower_rank) + 1];
+  const auto found = std::lower_bound(first, last, higher_rank);
+  if (found == last || *found != higher_rank)
+    throw RoutingError(ErrorKind::kInternal, "contraction hierarchy arc missing");
+  return static_cast<ArcIndex>(found - arc_head_.begin());
+}
+
+void Cch::customize(const Graph& graph, const CancelToken& cancel) {
+  Stopwatch watch;
+  if (graph.vertex_count() != vertex_count() ||
+      static_cast<std::size_t>(graph.arc_count()) != input_arc_to_cch_arc_.size() ||
+      topology_fingerprint(graph) != fingerprint_)
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "the graph to customize with has another topology than the hierarchy",
+                       "build the hierarchy again (new order) after the topology changes");
+  customized_ = false;
+  const auto m = static_cast<std::size_t>(arc_count());
+  up_weight_.assign(m, kInfinity);
+  down_weight_.assign(m, kInfinity);
+  up_via_.assign(m, kNoArc);
+  down_via_.assign(m, kNoArc);
+
+  // The cheapest original arc of each direction (the first of equally cheap parallel arcs).
+  const CsrGraph& forward = graph.forward;
+  for (VertexIndex u = 0; u < forward.vertex_count; ++u) {
+    const VertexIndex rank_u = rank_of_vertex_[static_cast<std::size_t>(u)];
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
+      const ArcIndex arc = input_arc_to_cch_arc_[static_cast<std::size_t>(a)];
+      if (arc == kNoArc) continue;
+      const double weight = forward.weights[static_cast<std::size_t>(a)];
+      const bool upward =
+          rank_u <
+          rank_of_vertex_[static_cast<std::size_t>(forward.heads[static_cast<std::size_t>(a)])];
+      double& best = upward ? up_weight_[static_cast<std::size_t>(arc)]
+                            : down_weight_[static_cast<std::size_t>(arc)];
+      if (weight < best) {
+        best = weight;
+        (upward ? up_via_ : down_via_)[static_cast<std::size_t>(arc)] = a;
+      }
+    }
+  }
+
+  // Lower triangles: arc v-w (u < v < w, all three adjacent) may be cheaper through u. Every arc
+  // leaving rank u upward has had all its lower triangles (middles below u) applied by the time u
+  // is reached, so its weight is final when it is used here. Chordality puts w among v's upward
+  // neighbours, and both rows are sorted, so a forward scan of v's row finds each w.
+  const VertexIndex n = vertex_count();
+  for (VertexIndex u = 0; u < n; ++u) {
+    if ((u & 1023) == 0) cancel.throw_if_requested();
+    const ArcIndex u_end = arc_first_[static_cast<std::size_t>(u) + 1];
+    for (ArcIndex uv = arc_first_[static_cast<std::size_t>(u)]; uv < u_end; ++uv) {
+      const VertexIndex v = arc_head_[static_cast<std::size_t>(uv)];
+      const double v_to_u = down_weight_[static_cast<std::size_t>(uv)];
+      const double u_to_v = up_weight_[static_cast<std::size_t>(uv)];
+      ArcIndex vw = arc_first_[static_cast<std::size_t>(v)];
+      for (ArcIndex uw = uv + 1; uw < u_end; ++uw) {
+        const VertexIndex w = arc_head_[static_cast<std::size_t>(uw)];
+        while (arc_head_[static_cast<std::size_t>(vw)] < w) ++vw;
+        const double v_to_w = v_to_u + up_weight_[static_cast<std::size_t>(uw)];
+        if (v_to_w < up_weight_[static_cast<std::size_t>(vw)]) {
+          up_weight_[static_cast<std::size_t>(vw)] = v_to_w;
+          up_via_[static_cast<std::size_t>(vw)] = encode_middle(u);
+        }
+        const double w_to_v = down_weight_[static_cast<std::size_t>(uw)] + u_to_v;
+        if (w_to_v < down_weight_[static_cast<std::size_t>(vw)]) {
+          down_weight_[static_cast<std::size_t>(vw)] = w_to_v;
+          down_via_[static_cast<std::size_t>(vw)] = encode_middle(u);
+        }
+      }
+    }
+  }
+  customized_ = true;
+  customization_ms_ = watch.elapsed_ms();
+}
+
+CchWorkspace& Cch::own_workspace() {
+  if (workspace_.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace_.resize(vertex_count());
+  return workspace_;
+}
+
+void Cch::require_customized() const {
+  if (!customized_)
+    throw RoutingError(ErrorKind::kInternal, "contraction hierarchy queried before customization");
+}
+
+VertexIndex Cch::checked_rank(VertexIndex vertex) const {
+  if (vertex < 0 || vertex >= vertex_count())
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "vertex index " + std::to_string(vertex) + " is not in the hierarchy");
+  return rank_of_vertex_[static_cast<std::size_t>(vertex)];
+}
+
+VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
+                        double* best) const {
+  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  // Every upward neighbour of a rank is one of its elimination-tree ancestors, so walking the
+  // ancestors in increasing rank relaxes each reached rank after all arcs into it: no queue.
+  ws.forward_distance_[static_cast<std::size_t>(source_rank)] = 0.0;
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+    const double here = ws.forward_distance_[static_cast<std::size_t>(x)];
+    if (here == kInfinity) continue;
+    for (ArcIndex a = arc_first_[static_cast<std::size_t>(x)];
+         a < arc_first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)]);
+      const double through = here + up_weight_[static_cast<std::size_t>(a)];
+      if (through < ws.forward_distance_[y]) {
+        ws.forward_distance_[y] = through;
+        ws.forward_arc_[y] = a;
+      }
+    }
+  }
+  ws.backward_distance_[static_cast<std::size_t>(target_rank)] = 0.0;
+  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+    const double here = ws.backward_distance_[static_cast<std::size_t>(x)];
+    if (here == kInfinity) continue;
+    for (ArcIndex a = arc_first_[static_cast<std::size_t>(x)];
+         a < arc_first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)]);
+      const double through = here + down_weight_[static_cast<std::size_t>(a)];
+      if (through < ws.backward_distance_[y]) {
+        ws.backward_distance_[y] = through;
+        ws.backward_arc_[y] = a;
+      }
+    }
+  }
+  // Shortest paths in a CCH go up then down, meeting at a common ancestor (ranks off the target's
+  // chain still hold +infinity backward).
+  *best = kInfinity;
+  VertexIndex meeting = kNoVertex;
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+    const double total = ws.forward_distance_[static_cast<std::size_t>(x)] +
+                         ws.backward_distance_[static_cast<std::size_t>(x)];
+    if (total < *best) {
+      *best = total;
+      meeting = x;
+    }
+  }
+  return meeting;
+}
+
+void Cch::clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const {
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)])
+    ws.forward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)])
+    ws.backward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+}
+
+double Cch::distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  const VertexIndex target_rank = checked_rank(t);
+  if (s == t) return 0.0;
+  double best = kInfinity;
+  search(source_rank, target_rank, workspace, &best);
+  clear(source_rank, target_rank, workspace);
+  return best;
+}
+
+std::vector<ArcIndex> Cch::path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  const VertexIndex target_rank = checked_rank(t);
+  std::vector<ArcIndex> arcs;
+  if (s == t) return arcs;
+  double best = kInfinity;
+  const VertexIndex meeting = search(source_rank, target_rank, workspace, &best);
+  if (meeting == kNoVertex) {
+    clear(source_rank, target_rank, workspace);
+    return arcs;
+  }
+  // The arc that set a rank's distance starts at a lower rank that was reached in this search;
+  // following them from the meeting rank ends at the source (forward) or the target (backward).
+  auto lower_end = [this](ArcIndex arc) {
+    const auto after = std::upper_bound(arc_first_.begin(), arc_first_.end(), arc);
+    return static_cast<VertexIndex>(after - arc_first_.begin() - 1);
+  };
+  std::vector<ArcIndex> up_arcs, down_arcs;
+  for (VertexIndex x = meeting; x != source_rank;) {
+    const ArcIndex arc = workspace.forward_arc_[static_cast<std::size_t>(x)];
+    up_arcs.push_back(arc);
+    x = lower_end(arc);
+  }
+  for (VertexIndex x = meeting; x != target_rank;) {
+    const ArcIndex arc = workspace.backward_arc_[static_cast<std::size_t>(x)];
+    down_arcs.push_back(arc);
+    x = lower_end(arc);
+  }
+  clear(source_rank, target_rank, workspace);
+  std::reverse(up_arcs.begin(), up_arcs.end());
+  for (ArcIndex arc : up_arcs) unpack(arc, true, arcs);
+  for (ArcIndex arc : down_arcs) unpack(arc, false, arcs);
+  return arcs;
+}
+
+void Cch::unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const {
+  // A shortcut x-y through middle m (m < x < y) stands for two arcs whose lower end is m, so each
+  // step of the expansion lowers the ranks involved and it ends. An explicit stack keeps deep
+  // hierarchies off the call stack; the second half is pushed first so the first comes out first.
+  struct Step {
+    ArcIndex arc;
+    VertexIndex lower;  // rank of the arc's lower end
+    bool upward;
+  };
+  const auto after = std::upper_bound(arc_first_.begin(), arc_first_.end(), arc);
+  std::vector<Step> stack = {
+      {arc, static_cast<VertexIndex>(after - arc_first_.begin() - 1), upward}};
+  while (!stack.empty()) {
+    const Step step = stack.back();
+    stack.pop_back();
+    const std::int32_t via =
+        (step.upward ? up_via_ : down_via_)[static_cast<std::size_t>(step.arc)];
+    if (via >= 0) {
+      out.push_back(via);
+      continue;
+    }
+    if (via == kNoArc)
+      throw RoutingError(ErrorKind::kInternal,
+                         "contraction hierarchy arc with no origin on a path");
+    const VertexIndex middle = decode_middle(via);
+    const VertexIndex higher = arc_head_[static_cast<std::size_t>(step.arc)];
+    const ArcIndex middle_lower = find_arc(middle, step.lower);
+    const ArcIndex middle_higher = find_arc(middle, higher);
+    if (step.upward) {  // lower -> middle -> higher
+      stack.push_back({middle_higher, middle, true});
+      stack.push_back({middle_lower, middle, false});
+    } else {  // higher -> middle -> lower
+      stack.push_back({middle_lower, middle, true});
+      stack.push_back({middle_higher, middle, false});
+    }
+  }
+}
+
+void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (workspace.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace.resize(vertex_count());
+  std::vector<double>& distance_by_rank = workspace.forward_distance_;
+  distance_by_rank[static_cast<std::size_t>(source_rank)] = 0.0;
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+    const double here = distance_by_rank[static_cast<std::size_t>(x)];
+    if (here == kInfinity) continue;
+    for (ArcIndex a = arc_first_[static_cast<std::size_t>(x)];
+         a < arc_first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)]);
+      distance_by_rank[y] =
+          std::min(distance_by_rank[y], here + up_weight_[static_cast<std::size_t>(a)]);
+    }
+  }
+  // PHAST's sweep: in decreasing rank every higher neighbour is final, and a shortest path's last
+  // part goes down, so pulling over downward arcs completes each rank.
+  for (VertexIndex r = vertex_count() - 1; r >= 0; --r) {
+    double best = distance_by_rank[static_cast<std::size_t>(r)];
+    for (ArcIndex a = arc_first_[static_cast<std::size_t>(r)];
+         a < arc_first_[static_cast<std::size_t>(r) + 1]; ++a)
+      best = std::min(
+          best, distance_by_rank[static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)])] +
+                    down_weight_[static_cast<std::size_t>(a)]);
+    distance_by_rank[static_cast<std::size_t>(r)] = best;
+    distances[vertex_at_rank_[static_cast<std::size_t>(r)]] = best;
+  }
+  std::fill(distance_by_rank.begin(), distance_by_rank.end(), kInfinity);
+}
+
+std::size_t Cch::memory_bytes() const {
+  auto bytes = [](const auto& array) { return array.capacity() * sizeof(array[0]); };
+  return bytes(vertex_at_rank_) + bytes(rank_of_vertex_) + bytes(parent_) + bytes(arc_first_) +
+         bytes(arc_head_) + bytes(up_weight_) + bytes(down_weight_) + bytes(up_via_) +
+         bytes(down_via_) + bytes(input_arc_to_cch_arc_);
+}
+
+}  // namespace gpu_routing

@@ -1,0 +1,150 @@
+// A customizable contraction hierarchy (CCH; Dibbelt, Strasser, Wagner: "Customizable Contraction
+// Hierarchies", 2016): the foundation of the road index of issue 12.
+//
+// Three phases, each depending on less than the next:
+//  1. cch_order(): a contraction order from the topology alone (nested dissection).
+//  2. Cch(graph, order): the chordal supergraph of the undirected topology under that order (every
+//     vertex's higher-ranked neighbours, with the fill-in that contracting the lower ones adds),
+//     stored as upward arcs in CSR form by rank. No weights yet.
+//  3. Cch::customize(graph): the graph's current weights on those arcs (lower-triangle relaxation
+//     in rank order). Cheap next to 1 and 2, and repeatable whenever the weights change while the
+//     topology does not.
+// Queries then need no priority queue: one-to-one walks the elimination tree from both ends, and
+// one-to-all is PHAST (the same upward walk, then one downward sweep over all ranks).
+//
+// Distances equal Dijkstra's exactly when every weight is a whole number (all sums are exact in
+// float64 then, in any order). With fractional weights a CCH distance is a sum of the same arc
+// weights in another association order, so it may differ from Dijkstra's in the last bits (the
+// unit tests allow 1e-9 relative).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common.hpp"
+#include "graph.hpp"
+
+namespace gpu_routing {
+
+// A contraction order by nested dissection of the undirected topology (arc directions, weights,
+// self loops and parallel arcs ignored). Returns the vertex at each rank: result[r] is the vertex
+// contracted r-th (rank 0 first, the top separator's vertices last).
+//
+// Each part is bisected in the middle of the best of a few candidate orderings of its vertices:
+// breadth-first from a pseudo-peripheral vertex, and with coordinates (x[v], y[v] for each vertex
+// index v; both or neither) the median along each axis and each diagonal. The separator is the
+// smaller of the two sides' sets of vertices with a neighbour across the cut (a vertex cover of
+// the cut edges); the candidate with the smallest separator wins. The separator is ranked above
+// both halves, which are ordered recursively. Disconnected parts are ordered independently. Parts
+// of at most kCchLeafSize vertices are ordered by ascending degree inside the part.
+// No flow-based refinement (FlowCutter, inertial flow) yet: on a 200 x 206 grid this gives 21.5
+// CCH arcs per vertex (ordering 55 ms), breadth-first alone 26.3.
+constexpr VertexIndex kCchLeafSize = 16;
+std::vector<VertexIndex> cch_order(const Graph& graph, const double* x = nullptr,
+                                   const double* y = nullptr, const CancelToken& cancel = {});
+
+class Cch;
+
+// The per-query scratch arrays (sized to the vertex count, kept at +infinity between queries), so
+// that one Cch can serve concurrent queries, one workspace per thread.
+class CchWorkspace {
+ public:
+  CchWorkspace() = default;
+  explicit CchWorkspace(VertexIndex vertex_count) { resize(vertex_count); }
+  void resize(VertexIndex vertex_count);
+
+ private:
+  friend class Cch;
+  std::vector<double> forward_distance_;   // by rank: from the source, upward arcs only
+  std::vector<double> backward_distance_;  // by rank: to the target, downward arcs only
+  std::vector<std::int32_t> forward_arc_;  // by rank: the CCH arc that last improved it
+  std::vector<std::int32_t> backward_arc_;
+};
+
+class Cch {
+ public:
+  Cch() = default;
+  // `order`: the vertex at each rank, a permutation of 0 .. vertex_count - 1 (as cch_order gives).
+  // Builds the topology only; customize() before querying. Throws kInvalidParameter on an order
+  // that is no permutation, kProgramLimit past 2^31 - 1 CCH arcs.
+  Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel = {});
+
+  // Applies the graph's current weights. `graph` must have the topology the Cch was built from
+  // (same vertices, same arcs in the same CSR order; weights free): kInvalidParameter otherwise.
+  // Callable again after the weights change.
+  void customize(const Graph& graph, const CancelToken& cancel = {});
+  bool customized() const { return customized_; }
+
+  // Shortest-path distance from s to t (vertex indices); kInfinity when t is unreachable.
+  double distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
+  // The arcs (indices into graph.forward) of a shortest path s -> t in path order; empty when
+  // s == t or t is unreachable. Every arc's weight is the one its step costs. Where several paths
+  // tie, this one is the hierarchy's pick, not necessarily the predecessor rule's.
+  std::vector<ArcIndex> path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
+  // distances[v] for every vertex index v from s, by PHAST.
+  void one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const;
+
+  // The same with the Cch's own workspace: one thread at a time.
+  double distance(VertexIndex s, VertexIndex t) { return distance(s, t, own_workspace()); }
+  std::vector<ArcIndex> path(VertexIndex s, VertexIndex t) { return path(s, t, own_workspace()); }
+  void one_to_all(VertexIndex s, double* distances) { one_to_all(s, distances, own_workspace()); }
+
+  // Topology, by rank.
+  VertexIndex vertex_count() const { return static_cast<VertexIndex>(vertex_at_rank_.size()); }
+  ArcIndex arc_count() const { return static_cast<ArcIndex>(arc_head_.size()); }
+  const std::vector<VertexIndex>& vertex_at_rank() const { return vertex_at_rank_; }
+  const std::vector<VertexIndex>& rank_of_vertex() const { return rank_of_vertex_; }
+  // The lowest-ranked upward neighbour of each rank (kNoVertex for a root): every upward neighbour
+  // of a rank is among its ancestors in this tree, which is why the queries only walk up it.
+  const std::vector<VertexIndex>& elimination_tree_parent() const { return parent_; }
+  int elimination_tree_height() const { return elimination_tree_height_; }
+
+  // Figures for reporting: bytes of every array (the workspace excluded), milliseconds of the
+  // topology build and of the latest customization.
+  std::size_t memory_bytes() const;
+  double build_ms() const { return build_ms_; }
+  double customization_ms() const { return customization_ms_; }
+
+ private:
+  // What an arc weight came from, for unpacking: an original arc (>= 0, an index into
+  // graph.forward), the middle rank m of a triangle (encoded as -2 - m), or nothing (kNoArc).
+  static std::int32_t encode_middle(VertexIndex middle_rank) { return -2 - middle_rank; }
+  static VertexIndex decode_middle(std::int32_t via) { return -2 - via; }
+
+  CchWorkspace& own_workspace();
+  void require_customized() const;
+  VertexIndex checked_rank(VertexIndex vertex) const;
+  ArcIndex find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const;
+  // Appends the original arcs of one CCH arc's upward (lower -> higher) or downward direction.
+  void unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const;
+  // Elimination-tree walks; return the meeting rank (kNoVertex when none).
+  VertexIndex search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
+                     double* best) const;
+  void clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const;
+  static std::uint64_t topology_fingerprint(const Graph& graph);
+
+  std::vector<VertexIndex> vertex_at_rank_;
+  std::vector<VertexIndex> rank_of_vertex_;
+  std::vector<VertexIndex> parent_;
+  int elimination_tree_height_ = 0;
+
+  // Upward arcs of rank r: arc_first_[r] .. arc_first_[r + 1] - 1, heads ascending by rank.
+  std::vector<ArcIndex> arc_first_;
+  std::vector<VertexIndex> arc_head_;
+  std::vector<double> up_weight_;    // lower -> higher
+  std::vector<double> down_weight_;  // higher -> lower
+  std::vector<std::int32_t> up_via_;
+  std::vector<std::int32_t> down_via_;
+
+  // For each arc of graph.forward, the CCH arc it lies on (kNoArc for self loops): customization
+  // then needs no search.
+  std::vector<ArcIndex> input_arc_to_cch_arc_;
+  std::uint64_t fingerprint_ = 0;
+  bool customized_ = false;
+  double build_ms_ = 0.0;
+  double customization_ms_ = 0.0;
+  CchWorkspace workspace_;
+};
+
+}  // namespace gpu_routing
