@@ -31,15 +31,23 @@ namespace gpu_routing {
 // self loops and parallel arcs ignored). Returns the vertex at each rank: result[r] is the vertex
 // contracted r-th (rank 0 first, the top separator's vertices last).
 //
-// Each part is bisected in the middle of the best of a few candidate orderings of its vertices:
-// breadth-first from a pseudo-peripheral vertex, and with coordinates (x[v], y[v] for each vertex
-// index v; both or neither) the median along each axis and each diagonal. The separator is the
-// smaller of the two sides' sets of vertices with a neighbour across the cut (a vertex cover of
-// the cut edges); the candidate with the smallest separator wins. The separator is ranked above
-// both halves, which are ordered recursively. Disconnected parts are ordered independently. Parts
-// of at most kCchLeafSize vertices are ordered by ascending degree inside the part.
-// No flow-based refinement (FlowCutter, inertial flow) yet: on a 200 x 206 grid this gives 21.5
-// CCH arcs per vertex (ordering 55 ms), breadth-first alone 26.3.
+// With coordinates (x[v], y[v] for each vertex index v; both or neither) each part is bisected by
+// inertial flow (Schild, Sommer 2015) with vertex cuts: for each of four directions (both axes,
+// both diagonals) the first quarter of the part's vertices by projection is the source set, the
+// last quarter the sink set, and a minimum vertex cut between them (unit vertex capacities,
+// augmenting paths) is the candidate separator; of the two extreme minimum cuts (nearest the
+// sources, nearest the sinks) the more balanced one. The smallest candidate wins (ties: the
+// better balance, then the earlier direction); the sides are what remains on either side of it.
+// Without coordinates, or where every direction's source and sink sets touch (no vertex cut),
+// the part is split in the middle of the best of a breadth-first order from a pseudo-peripheral
+// vertex and (with coordinates) the median along each direction, the separator being the smaller
+// side's vertices with a neighbour across. The separator is ranked above both halves, which are
+// ordered recursively. Disconnected parts are ordered independently. Parts of at most
+// kCchLeafSize vertices are ordered by ascending degree inside the part. Deterministic.
+// New York (264,346 vertices, with coordinates): 4.8 CCH arcs per vertex, elimination tree 293
+// deep, ordering about 3 s on one core (medians alone: 13 arcs per vertex, 1040 deep). On a
+// 200 x 206 grid: 21.0 arcs per vertex but 865 deep (minimum cuts there cut off corners along a
+// diagonal, unbalanced), ordering 0.2 s; medians alone 21.5 and 536, breadth-first alone 26.3.
 constexpr VertexIndex kCchLeafSize = 16;
 std::vector<VertexIndex> cch_order(const Graph& graph, const double* x = nullptr,
                                    const double* y = nullptr, const CancelToken& cancel = {});

@@ -218,6 +218,88 @@ TEST(Cch, GridOrderedByCoordinates) {
   }
 }
 
+// The narrowest place is not where a median line falls: a 30 x 30 city and a 15 x 20 one joined
+// by three bridges (paths of 5 vertices), so that the median along any direction crosses the big
+// city (30 vertices or more), while the three bridges can be cut with 3 vertices. The top of the
+// elimination tree (the ranks from the root down to its first branching) is a separator of the
+// graph; it must be no larger than the bridges' cut and leave the small city whole on one side.
+TEST(CchOrder, FlowCutFindsBridgesBetweenCities) {
+  EdgeTable t;
+  std::vector<std::pair<double, double>> at;  // by id - 1
+  auto vertex = [&](double x, double y) {
+    at.emplace_back(x, y);
+    return static_cast<std::int64_t>(at.size());
+  };
+  auto city = [&](int rows, int cols, double x0) {
+    std::vector<std::int64_t> ids;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        ids.push_back(vertex(x0 + c, r));
+        if (c > 0) t.add(ids[ids.size() - 2], ids.back(), 1 + (r * 7 + c) % 5, 1);
+        if (r > 0) t.add(ids[ids.size() - 1 - static_cast<std::size_t>(cols)], ids.back(), 2, 3);
+      }
+    return ids;
+  };
+  const std::vector<std::int64_t> big = city(30, 30, 0), small = city(15, 20, 40);
+  t.with_reverse = true;
+  for (int bridge = 0; bridge < 3; ++bridge) {
+    const int row = 2 + 5 * bridge;
+    std::int64_t previous = big[static_cast<std::size_t>(row * 30 + 29)];
+    for (int step = 1; step <= 5; ++step) {
+      const std::int64_t next = vertex(29 + 10.0 * step / 6, row);
+      t.add(previous, next, 4, 4);
+      previous = next;
+    }
+    t.add(previous, small[static_cast<std::size_t>(row * 20)], 4, 4);
+  }
+  Graph g = build_graph(t.view(), true);
+  ASSERT_EQ(g.vertex_count(), static_cast<VertexIndex>(at.size()));
+  std::vector<double> x(at.size()), y(at.size());
+  for (std::size_t id = 1; id <= at.size(); ++id) {
+    const VertexIndex v = g.vertices.find(static_cast<std::int64_t>(id));
+    x[static_cast<std::size_t>(v)] = at[id - 1].first;
+    y[static_cast<std::size_t>(v)] = at[id - 1].second;
+  }
+  std::vector<VertexIndex> order = cch_order(g, x.data(), y.data());
+  ASSERT_TRUE(is_permutation_of_vertices(order, g.vertex_count()));
+  Cch cch(g, std::move(order));
+
+  const VertexIndex n = g.vertex_count();
+  const auto& parent = cch.elimination_tree_parent();
+  std::vector<std::vector<VertexIndex>> children(static_cast<std::size_t>(n));
+  for (VertexIndex r = 0; r < n; ++r)
+    if (parent[static_cast<std::size_t>(r)] != kNoVertex)
+      children[static_cast<std::size_t>(parent[static_cast<std::size_t>(r)])].push_back(r);
+  ASSERT_EQ(parent[static_cast<std::size_t>(n - 1)], kNoVertex);  // connected: one root
+  int top = 1;
+  VertexIndex branch = n - 1;
+  while (children[static_cast<std::size_t>(branch)].size() == 1) {
+    branch = children[static_cast<std::size_t>(branch)].front();
+    ++top;
+  }
+  EXPECT_LE(top, 3);
+  // Every child subtree of the branching rank is a side; the small city lies within one.
+  std::vector<int> side(static_cast<std::size_t>(n), -1);
+  const auto& branches = children[static_cast<std::size_t>(branch)];
+  for (std::size_t k = 0; k < branches.size(); ++k)
+    side[static_cast<std::size_t>(branches[k])] = static_cast<int>(k);
+  for (VertexIndex r = branch - 1; r >= 0; --r)
+    if (side[static_cast<std::size_t>(r)] < 0)
+      side[static_cast<std::size_t>(r)] =
+          side[static_cast<std::size_t>(parent[static_cast<std::size_t>(r)])];
+  const auto side_of_id = [&](std::int64_t id) {
+    return side[static_cast<std::size_t>(
+        cch.rank_of_vertex()[static_cast<std::size_t>(g.vertices.find(id))])];
+  };
+  const int small_side = side_of_id(small.front());
+  EXPECT_GE(small_side, 0);
+  for (std::int64_t id : small) EXPECT_EQ(side_of_id(id), small_side);
+  EXPECT_NE(side_of_id(big.front()), small_side);
+
+  cch.customize(g);
+  expect_matches_dijkstra(g, cch, 5, "two cities");
+}
+
 // New weights on the same rows: the same Cch customized again answers for the new weights, and
 // going back to the first weights gives the first answers again.
 TEST(Cch, RecustomizationFollowsChangedWeights) {
