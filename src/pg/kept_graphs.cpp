@@ -666,6 +666,7 @@ void xact_callback(XactEvent event, void*) {
     case XACT_EVENT_PRE_COMMIT:
       if (g_shared != nullptr && (g_changed_count > 0 || g_changed_overflow)) {
         release_commit_marks();  // none should be left; never count one twice
+        register_exit_cleanup();  // an exit between here and the commit releases the marks
         LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
         set_commit_marks();
         LWLockRelease(g_shared->lock);
