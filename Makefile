@@ -5,7 +5,8 @@
 
 EXTENSION = gpu_routing
 MODULE_big = gpu_routing
-DATA = sql/gpu_routing--0.1.0.sql sql/gpu_routing--0.1.0--0.2.0.sql sql/gpu_routing--0.2.0.sql
+DATA = sql/gpu_routing--0.1.0.sql sql/gpu_routing--0.1.0--0.2.0.sql sql/gpu_routing--0.2.0.sql \
+       sql/gpu_routing--0.2.0--0.3.0.sql sql/gpu_routing--0.3.0.sql
 PGFILEDESC = "gpu_routing - shortest paths on the GPU"
 OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
 
@@ -49,7 +50,15 @@ include $(PGXS)
 .PHONY: core
 core:
 	$(CMAKE) -S . -B $(CORE_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_CUDA_OPTION) $(CORE_CMAKE_OPTIONS) >/dev/null
-	$(CMAKE) --build $(CORE_BUILD) --target gpu_routing_core -j$(NPROC)
+	$(CMAKE) --build $(CORE_BUILD) --target gpu_routing_core gpu_routing_service -j$(NPROC)
+
+# The GPU service program (src/pg/service.cpp starts it): installed beside the extension's library.
+SERVICE_PROGRAM = $(CORE_BUILD)/gpu_routing_service
+install: install-service
+.PHONY: install-service
+install-service: $(CORE_LIB)
+	$(MKDIR_P) '$(DESTDIR)$(pkglibdir)'
+	$(INSTALL_PROGRAM) $(SERVICE_PROGRAM) '$(DESTDIR)$(pkglibdir)/gpu_routing_service'
 
 $(CORE_LIB): core
 $(OBJS): | core

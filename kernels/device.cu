@@ -108,6 +108,10 @@ void use_device(int device) {
   }
 }
 
+void open_context(int device) {
+  use_device(device);
+}
+
 void require_device_memory(int device, std::size_t bytes, const std::string& what,
                            const MemoryBudget& budget) {
   budget.require(bytes, what);

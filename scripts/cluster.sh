@@ -3,6 +3,7 @@
 # folder, no TCP, trust authentication, no system service.
 #   scripts/cluster.sh start DIR [PORT]   initdb + start; prints the environment to use it
 #   scripts/cluster.sh stop DIR           stop and delete
+# GPU_ROUTING_SERVER_OPTIONS adds server settings ("-c gpu_routing.service=cpu", ...).
 # PostgreSQL refuses to run as root: as root the server runs as the OS user "postgres" (created by
 # Debian's postgresql package; created here if missing).
 set -euo pipefail
@@ -34,7 +35,8 @@ case "$action" in
     [ -n "$libdir" ] && [ -f "$libdir/gpu_routing.so" ] && preload="-c shared_preload_libraries=gpu_routing"
     run_as_owner "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 \
       -o \"-k '$dir' -p $port -c listen_addresses='' -c fsync=off -c shared_buffers=512MB \
-          -c work_mem=256MB -c max_parallel_workers_per_gather=0 -c max_connections=100 $preload\" start" >/dev/null
+          -c work_mem=256MB -c max_parallel_workers_per_gather=0 -c max_connections=100 $preload \
+          ${GPU_ROUTING_SERVER_OPTIONS:-}\" start" >/dev/null
     echo "export PGHOST='$dir' PGPORT=$port PGUSER=postgres"
     ;;
   stop)

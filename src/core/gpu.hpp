@@ -37,4 +37,8 @@ std::string build_description();
 // context was created); 0 before the first GPU call or without CUDA.
 std::size_t context_memory_bytes();
 
+// Creates the context on `device` now (signals blocked) instead of at the first engine; throws
+// RoutingError. The GPU service calls it at start so its first request does not pay for it.
+void open_context(int device);
+
 }  // namespace gpu_routing::gpu

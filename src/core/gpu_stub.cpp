@@ -28,6 +28,9 @@ std::string build_description() {
 std::size_t context_memory_bytes() {
   return 0;
 }
+void open_context(int) {
+  throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA");
+}
 
 }  // namespace gpu
 }  // namespace gpu_routing

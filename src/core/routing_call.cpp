@@ -203,7 +203,11 @@ void RoutingCall::prepare() {
   // A kept graph carries its reversed CSR; one built for this call gets it here.
   if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
   Stopwatch watch;
-  if (options_.engine_cache != nullptr && selection.engine->device == Device::kGpu) {
+  const bool remote = options_.remote != nullptr && options_.remote->serves(*selection.engine);
+  if (remote) {
+    engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
+                                      options_.kept_image_segment);
+  } else if (options_.engine_cache != nullptr && selection.engine->device == Device::kGpu) {
     engine_key_ =
         std::string(selection.engine->name) + "/" + std::to_string(options_.engine.threads) + "/" +
         std::to_string(options_.engine.block_size) + "/" + std::to_string(options_.engine.streams);
@@ -409,6 +413,10 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
   summary_.rounds = report.rounds - report_at_start_.rounds;
   if (!report.notes.empty()) summary_.notes = report.notes;
   summary_.device = report.device_name;
+  if (const auto* service = service::service_report_of(*engine_)) {
+    summary_.service_batch_size = service->batch_size;
+    summary_.service_wait_ms = service->wait_ms;
+  }
 }
 
 void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batch) {

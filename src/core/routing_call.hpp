@@ -18,6 +18,7 @@
 #include "engine.hpp"
 #include "engine_select.hpp"
 #include "graph.hpp"
+#include "service_client.hpp"
 
 namespace gpu_routing {
 
@@ -38,6 +39,11 @@ struct CallOptions {
   bool many_source = false;  // the SQL shape takes many sources: apsp_algorithm applies
   // Kept graphs: GPU engines are taken from and given back to this cache (null: none kept).
   EngineCache* engine_cache = nullptr;
+  // The GPU service (null: none): engines it serves run there, not in this process.
+  RemoteEngines* remote = nullptr;
+  // A kept graph's image in shared memory, named for the service (empty: the call's own graph,
+  // which the service engine publishes itself).
+  std::string kept_image_segment;
   // kCostMatrix / kAllPairs: one row per source holding its costs to every column (the targets in
   // the order given, or every vertex by ascending id) instead of one row per pair.
   bool cost_arrays = false;
@@ -67,6 +73,10 @@ struct CallSummary {
   double compute_ms = 0;   // engine and path tracing, transfers included
   double transfer_ms = 0;  // part of compute_ms: host<->device copies
   std::int64_t rounds = 0;
+  // Through the GPU service: requests that shared the launch (0: not through the service) and
+  // how long the requests waited for it, summed over batches.
+  int service_batch_size = 0;
+  double service_wait_ms = 0;
 };
 
 // One thread that runs a call's batches one after another. A thread per batch (std::async)

@@ -17,6 +17,7 @@
 #include "progress.hpp"
 #include "parallel.hpp"
 #include "query_reader.hpp"
+#include "service.hpp"
 #include "settings.hpp"
 
 #include "postgres_headers.hpp"
@@ -100,6 +101,8 @@ struct LastRun {
   char notes[320];
   char graph[64];  // the kept graph that served the call, or empty
   int64 vertices, edges, sources, rows, rounds;
+  int batch_size;  // through the GPU service: requests that shared its launch (0: not through it)
+  double wait_ms;  // through the GPU service: time its requests waited for their launch
   double load_ms, build_ms, compute_ms, transfer_ms, emit_ms, total_ms;
 };
 LastRun g_last_run;
@@ -441,6 +444,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   progress_set_phase(kept.graph != nullptr ? CallPhase::kComputing : CallPhase::kBuilding);
   OwnedObject* call_slot = new_owned_slot();
   OwnedObject* batch_slot = new_owned_slot();
+  OwnedObject* service_slot = new_owned_slot();
   RoutingCall* call = nullptr;
   ResultBatch* batch = nullptr;
   Failure failure;
@@ -464,8 +468,15 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
       a.reason = "gpu_routing.device = cpu";
       return a;
     }();
-    const gpu::Availability& gpus =
-        settings.device == DeviceSetting::kCpu ? kCpuOnly : gpu::availability();
+    // With the GPU service the GPUs are the service's: this backend never opens a CUDA context.
+    ServiceUse* service = own(service_slot, new ServiceUse());
+    resolve_service(settings.device == DeviceSetting::kGpu, service);
+    const gpu::Availability& gpus = settings.device == DeviceSetting::kCpu ? kCpuOnly
+                                    : service->configured                  ? service->gpus
+                                                                           : gpu::availability();
+    options.remote = service->remote;
+    if (kept.graph != nullptr && kept.has_image)
+      options.kept_image_segment = kept_image_segment_name(kept.image_handle);
     options.engine_cache = kept.engines;
     call = own(call_slot, kept.graph != nullptr
                               ? new RoutingCall(args->kind, *kept.graph, options, gpus)
@@ -555,6 +566,8 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     last.sources = s.sources;
     last.rows = rows;
     last.rounds = s.rounds;
+    last.batch_size = s.service_batch_size;
+    last.wait_ms = s.service_wait_ms;
     last.load_ms = load_ms;
     last.build_ms = kept.graph != nullptr ? kept.build_ms : s.build_ms;
     last.compute_ms = s.compute_ms;
@@ -728,7 +741,7 @@ extern "C" Datum gpu_routing_last_run(PG_FUNCTION_ARGS) {
   if (!g_last_run.valid) return (Datum)0;
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const LastRun& r = g_last_run;
-  Datum values[17] = {
+  Datum values[19] = {
       CStringGetTextDatum(r.function),  CStringGetTextDatum(r.device),
       CStringGetTextDatum(r.algorithm), CStringGetTextDatum(r.reason),
       Int64GetDatum(r.vertices),        Int64GetDatum(r.edges),
@@ -737,12 +750,15 @@ extern "C" Datum gpu_routing_last_run(PG_FUNCTION_ARGS) {
       Float8GetDatum(r.build_ms),       Float8GetDatum(r.compute_ms),
       Float8GetDatum(r.transfer_ms),    Float8GetDatum(r.emit_ms),
       Float8GetDatum(r.total_ms),       CStringGetTextDatum(r.notes),
-      CStringGetTextDatum(r.graph),
+      CStringGetTextDatum(r.graph),     Int32GetDatum(r.batch_size),
+      Float8GetDatum(r.wait_ms),
   };
-  // Version 0.1.0 of the SQL declares 16 columns: the 17th (graph) is then left out.
-  bool nulls[17] = {false};
+  // Older versions of the SQL declare fewer columns (0.1.0: 16, 0.2.0: 17): the rest are left
+  // out. batch_size and wait_ms are NULL for a call that did not go through the GPU service.
+  bool nulls[19] = {false};
   nulls[15] = r.notes[0] == '\0';
   nulls[16] = r.graph[0] == '\0';
+  nulls[17] = nulls[18] = r.batch_size == 0;
   tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
   return (Datum)0;
 }
@@ -756,13 +772,16 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
   Failure failure;
   bool ok = guarded(&failure, [&] {
     rows = own(slot, new Rows());
-    rows->emplace_back("version", "0.2.0");
+    rows->emplace_back("version", "0.3.0");
     rows->emplace_back("build", gpu_routing::gpu::build_description());
     Settings settings = current_settings();
+    ServiceUse service;
+    resolve_service(false, &service);
     if (settings.device == gpu_routing::DeviceSetting::kCpu) {
       rows->emplace_back("gpu", "not probed: gpu_routing.device = cpu");
     } else {
-      const auto& gpus = gpu_routing::gpu::availability();
+      // With the GPU service, its GPUs: this session opens no CUDA context to list them.
+      const auto& gpus = service.configured ? service.gpus : gpu_routing::gpu::availability();
       if (gpus.devices.empty()) rows->emplace_back("gpu", "none: " + gpus.reason);
       for (const auto& d : gpus.devices) {
         char text[256];
@@ -794,6 +813,7 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
                        gpu_routing::format_bytes(settings.max_memory_bytes));
     rows->emplace_back("gpu_routing.block_size", std::to_string(settings.block_size));
     rows->emplace_back("gpu_routing.streams", std::to_string(settings.streams));
+    service_info(rows);
   });
   if (!ok) raise_failure(&failure);
   for (const auto& row : *rows)

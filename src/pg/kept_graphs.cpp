@@ -1284,6 +1284,8 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
   }
   use->graph = entry->view;
   use->engines = entry->engines;
+  use->has_image = true;
+  use->image_handle = static_cast<unsigned>(entry->handle);
   use->build_ms = build_ms;
   use->edge_rows = entry->edge_rows;
   if (build_ms > 0)

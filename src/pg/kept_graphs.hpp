@@ -34,6 +34,9 @@ struct KeptGraphUse {
   char how[160] = {0};  // for gpu_routing_last_run().notes: why private, or that it was built
   std::int64_t edge_rows = 0;
   double build_ms = 0;  // this call built the shared form
+  // The form's DSM segment, which the GPU service maps by name (kept_image_segment_name).
+  bool has_image = false;
+  unsigned image_handle = 0;
 };
 
 // Resolves a call's edges_sql: 'graph:NAME' names a kept graph (an error when it does not exist,

@@ -6,6 +6,7 @@
 #include "guard.hpp"
 #include "kept_graphs.hpp"
 #include "progress.hpp"
+#include "service.hpp"
 #include "settings.hpp"
 
 #include "postgres_headers.hpp"
@@ -180,5 +181,6 @@ void _PG_init(void) {
   gpu_routing::pg::define_settings();
   gpu_routing::pg::kept_graphs_init();
   gpu_routing::pg::progress_init();
+  gpu_routing::pg::service_init();
   MarkGUCPrefixReserved("gpu_routing");
 }
