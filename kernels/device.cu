@@ -112,6 +112,20 @@ void open_context(int device) {
   use_device(device);
 }
 
+void* allocate_pinned(std::size_t bytes) {
+  if (!availability().usable) return nullptr;
+  void* memory = nullptr;
+  if (cudaHostAlloc(&memory, bytes, cudaHostAllocDefault) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return memory;
+}
+
+void free_pinned(void* memory) {
+  if (memory != nullptr) cudaFreeHost(memory);
+}
+
 void require_device_memory(int device, std::size_t bytes, const std::string& what,
                            const MemoryBudget& budget) {
   budget.require(bytes, what);

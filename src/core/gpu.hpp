@@ -41,4 +41,9 @@ std::size_t context_memory_bytes();
 // RoutingError. The GPU service calls it at start so its first request does not pay for it.
 void open_context(int device);
 
+// Page-locked host memory (device copies into it run at full speed), or null when CUDA cannot
+// give it (no driver, a build without CUDA): callers then use ordinary memory.
+void* allocate_pinned(std::size_t bytes);
+void free_pinned(void* memory);
+
 }  // namespace gpu_routing::gpu

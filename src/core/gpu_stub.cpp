@@ -28,6 +28,10 @@ std::string build_description() {
 std::size_t context_memory_bytes() {
   return 0;
 }
+void* allocate_pinned(std::size_t) {
+  return nullptr;
+}
+void free_pinned(void*) {}
 void open_context(int) {
   throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA");
 }

@@ -265,6 +265,7 @@ void ServiceEngine::solve(const SolveRequest& request) {
   if (with_targets) flags |= kFlagTargets;
   if (request.compact_targets) flags |= kFlagCompact;
   if (request.source_count == 1 && !request.compact_targets) flags |= kFlagBatchable;
+  flags |= client_.test_fault_flags();
   slot->flags = flags;
   slot->max_memory_bytes = options_.budget.limit_bytes();
   copy_field(slot->io_segment, sizeof slot->io_segment, io.name());

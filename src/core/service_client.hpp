@@ -70,6 +70,9 @@ class ServiceClient final : public RemoteEngines {
   void set_held_slot(int slot) { held_slot_ = slot; }
   long backend_pid() const { return backend_pid_; }
   long owner_pid() const { return owner_pid_; }
+  // Test hook: kFlagFaultDevice / kFlagFaultMemory added to this backend's next requests.
+  void set_test_fault_flags(std::uint32_t flags) { test_fault_flags_ = flags; }
+  std::uint32_t test_fault_flags() const { return test_fault_flags_; }
 
  private:
   long postmaster_pid_;
@@ -80,6 +83,7 @@ class ServiceClient final : public RemoteEngines {
   SharedMapping io_;
   std::uint64_t sequence_ = 0;
   int held_slot_ = -1;
+  std::uint32_t test_fault_flags_ = 0;
 };
 
 // What the last request through the service reported, beyond EngineReport.

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdlib>
 #include <new>
+
+#include "gpu.hpp"
 
 namespace gpu_routing::service {
 
@@ -126,9 +129,10 @@ void ServiceDispatcher::collect() {
 }
 
 bool ServiceDispatcher::same_group(const Job& a, const Job& b) const {
-  return (a.flags & kFlagBatchable) && (b.flags & kFlagBatchable) &&
-         a.graph_segment == b.graph_segment && a.engine == b.engine && a.threads == b.threads &&
-         a.block_size == b.block_size && a.streams == b.streams &&
+  constexpr std::uint32_t kFaults = kFlagFaultDevice | kFlagFaultMemory;
+  return (a.flags & kFlagBatchable) && (b.flags & kFlagBatchable) && !(a.flags & kFaults) &&
+         !(b.flags & kFaults) && a.graph_segment == b.graph_segment && a.engine == b.engine &&
+         a.threads == b.threads && a.block_size == b.block_size && a.streams == b.streams &&
          (a.flags & kFlagPredecessors) == (b.flags & kFlagPredecessors);
 }
 
@@ -305,6 +309,14 @@ bool ServiceDispatcher::run_group(std::vector<Job>& group) {
   std::string message, hint;
   bool ok = false;
   try {
+    if (group.front().flags & kFlagFaultDevice)
+      throw RoutingError(ErrorKind::kInternal,
+                         "CUDA error 700 (cudaErrorIllegalAddress: an illegal memory access was "
+                         "encountered) in a launch (injected by gpu_routing.test_fault)");
+    if (group.front().flags & kFlagFaultMemory)
+      throw RoutingError(ErrorKind::kOutOfMemory,
+                         "out of GPU memory: CUDA error 2 (cudaErrorMemoryAllocation) in "
+                         "cudaMalloc (injected by gpu_routing.test_fault)");
     std::size_t sources = 0;
     for (const Job& job : group) sources += static_cast<std::size_t>(job.source_count);
     CachedEngine& cached = engine_for(group.front(), sources);
@@ -333,6 +345,12 @@ bool ServiceDispatcher::run_group(std::vector<Job>& group) {
     if (kind == ErrorKind::kOutOfMemory && message.find("budget") == std::string::npos) {
       // Device memory ran out under the budget (other processes): start from an empty cache.
       engines_.clear();
+      scratch_distances_.release();
+      scratch_arcs_.release();
+      if (hint.empty())
+        hint =
+            "The GPU service freed the graphs it kept on the device; run the call again, or "
+            "lower gpu_routing.gpu_graph_memory if other programs share the GPU.";
       publish_graphs();
     }
   } catch (const std::bad_alloc&) {
@@ -409,28 +427,50 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
     }
   } else {
     // Single-source requests sharing one launch: each gets its own row, exactly the row it would
-    // get alone (the same fixed point, the same predecessor rule). Full rows: the targets of one
-    // request are no hint for another's.
+    // get alone (the same fixed point, the same predecessor rule). When every request gave
+    // targets (one-to-one paths), the union of them is the launch's early-exit hint: a search
+    // stops once all of them are final, and then its own targets, and every vertex nearer than
+    // them (all a path is traced through), are final too.
     std::vector<VertexIndex> sources;
     sources.reserve(group.size());
-    for (const Job& job : group)
-      sources.push_back(*reinterpret_cast<const VertexIndex*>(io_for(job) + job.sources_offset));
-    std::vector<double> distances(group.size() * n);
-    std::vector<ArcIndex> arcs(predecessors ? group.size() * n : 0);
+    bool all_targets = true;
+    std::vector<VertexIndex> targets;
+    for (const Job& job : group) {
+      const char* io = io_for(job);
+      sources.push_back(*reinterpret_cast<const VertexIndex*>(io + job.sources_offset));
+      if (!(job.flags & kFlagTargets) || job.target_count <= 0) {
+        all_targets = false;
+      } else if (all_targets) {
+        const auto* own = reinterpret_cast<const VertexIndex*>(io + job.targets_offset);
+        targets.insert(targets.end(), own, own + job.target_count);
+      }
+    }
+    std::sort(targets.begin(), targets.end());
+    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+    auto* distances =
+        static_cast<double*>(scratch_distances_.get(group.size() * n * sizeof(double)));
+    auto* arcs =
+        predecessors
+            ? static_cast<ArcIndex*>(scratch_arcs_.get(group.size() * n * sizeof(ArcIndex)))
+            : nullptr;
     SolveRequest request;
     request.sources = sources.data();
     request.source_count = static_cast<int>(sources.size());
-    request.distances = distances.data();
-    if (predecessors) request.predecessor_arcs = arcs.data();
+    request.distances = distances;
+    if (predecessors) request.predecessor_arcs = arcs;
+    if (all_targets && !predecessors && !targets.empty()) {
+      request.targets = targets.data();
+      request.target_count = static_cast<int>(targets.size());
+    }
     engine.solve(request);
     Stopwatch copy;
     for (std::size_t i = 0; i < group.size(); ++i) {
       const Job& job = group[i];
       if (!still_wanted(job)) continue;
       char* io = io_for(job);
-      std::memcpy(io + job.distances_offset, distances.data() + i * n, n * sizeof(double));
+      std::memcpy(io + job.distances_offset, distances + i * n, n * sizeof(double));
       if (predecessors)
-        std::memcpy(io + job.predecessors_offset, arcs.data() + i * n, n * sizeof(ArcIndex));
+        std::memcpy(io + job.predecessors_offset, arcs + i * n, n * sizeof(ArcIndex));
     }
     report_.transfer_ms += copy.elapsed_ms();
   }
@@ -440,6 +480,29 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
   report_.transfer_ms += after.transfer_ms - before.transfer_ms;
   report_.rounds = after.rounds - before.rounds;
   report_.notes = after.notes;
+}
+
+void* ServiceDispatcher::Scratch::get(std::size_t bytes) {
+  if (bytes <= bytes_ && memory_ != nullptr) return memory_;
+  release();
+  const std::size_t size = std::max<std::size_t>(bytes + bytes / 4, std::size_t{1} << 20);
+  memory_ = gpu::allocate_pinned(size);
+  pinned_ = memory_ != nullptr;
+  if (memory_ == nullptr) memory_ = std::malloc(size);
+  if (memory_ == nullptr) throw std::bad_alloc();
+  bytes_ = size;
+  return memory_;
+}
+
+void ServiceDispatcher::Scratch::release() {
+  if (memory_ != nullptr) {
+    if (pinned_)
+      gpu::free_pinned(memory_);
+    else
+      std::free(memory_);
+  }
+  memory_ = nullptr;
+  bytes_ = 0;
 }
 
 void ServiceDispatcher::answer(const Job& job, bool ok, ErrorKind kind, const std::string& message,

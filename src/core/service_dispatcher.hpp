@@ -88,7 +88,23 @@ class ServiceDispatcher {
   void sweep();
   void publish_graphs();
 
+  // Host rows a shared launch writes before they are copied to each backend: kept between
+  // launches (a fresh allocation per launch paid its page faults every time), page-locked when
+  // CUDA can give it.
+  class Scratch {
+   public:
+    ~Scratch() { release(); }
+    void* get(std::size_t bytes);
+    void release();
+
+   private:
+    void* memory_ = nullptr;
+    std::size_t bytes_ = 0;
+    bool pinned_ = false;
+  };
+
   ControlHeader* header_;
+  Scratch scratch_distances_, scratch_arcs_;
   ServiceMode mode_;
   std::size_t automatic_budget_bytes_;
   std::vector<Job> pending_;

@@ -130,6 +130,10 @@ constexpr std::uint32_t kFlagPredecessors = 1u << 0;  // fill predecessor arcs
 constexpr std::uint32_t kFlagTargets = 1u << 1;       // targets given (early-exit hint)
 constexpr std::uint32_t kFlagCompact = 1u << 2;       // compact rows (one column per target)
 constexpr std::uint32_t kFlagBatchable = 1u << 3;     // one source: may share a launch
+// Test hooks (gpu_routing.test_fault, superusers): the service fails the request as a CUDA error
+// that poisons the context would (and restarts), or as device memory running out would.
+constexpr std::uint32_t kFlagFaultDevice = 1u << 8;
+constexpr std::uint32_t kFlagFaultMemory = 1u << 9;
 
 struct ControlHeader {
   std::uint32_t magic, layout_version;

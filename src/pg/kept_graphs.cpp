@@ -1,6 +1,7 @@
 // Kept graphs (see kept_graphs.hpp): the registry's SQL functions, the shared forms, the change
 // tracking and the per-session mappings.
 #include "kept_graphs.hpp"
+#include "service.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -665,7 +666,7 @@ void xact_callback(XactEvent event, void*) {
   switch (event) {
     case XACT_EVENT_PRE_COMMIT:
       if (g_shared != nullptr && (g_changed_count > 0 || g_changed_overflow)) {
-        release_commit_marks();  // none should be left; never count one twice
+        release_commit_marks();   // none should be left; never count one twice
         register_exit_cleanup();  // an exit between here and the commit releases the marks
         LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
         set_commit_marks();
@@ -1491,6 +1492,8 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
     TimestampTz built_at = 0, last_used = 0;
     double build_ms = -1;
     bool any = false;
+    dsm_handle ready_handles[4];  // the ready forms' segments, for the GPU service's device copies
+    int ready_count = 0;
     if (g_shared != nullptr) {
       LWLockAcquire(g_shared->lock, LW_SHARED);
       bool fresh = false, stale = false, building = false;
@@ -1513,6 +1516,7 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
         }
         host += static_cast<int64>(form.bytes);
         device += form.device_bytes;
+        if (ready_count < 4) ready_handles[ready_count++] = form.handle;
         calls += form.calls;
         if (form.built_at > built_at) {
           built_at = form.built_at;
@@ -1521,6 +1525,12 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
         last_used = std::max(last_used, form.last_used);
       }
       LWLockRelease(g_shared->lock);
+      // With the GPU service, the device copy is the service's (one for the server).
+      for (int h = 0; h < ready_count; ++h) {
+        const long long on_device =
+            service_device_bytes(kept_image_segment_name(static_cast<unsigned>(ready_handles[h])));
+        if (on_device > 0) device += on_device;
+      }
       state = building ? "building" : fresh ? "fresh" : stale ? "stale" : "not built";
       if (stale && !fresh) note = "its tables changed: rebuilt on the next call";
       if (fresh && strcmp(TextDatumGetCString(values[4]), "manual") == 0)

@@ -48,7 +48,16 @@ const struct config_enum_entry kServiceOptions[] = {
     {"cpu", kServiceCpu, false},   {nullptr, 0, false},
 };
 
+enum TestFault { kFaultNone = 0, kFaultDeviceError = 1, kFaultDeviceMemory = 2 };
+const struct config_enum_entry kTestFaultOptions[] = {
+    {"none", kFaultNone, false},
+    {"device_error", kFaultDeviceError, false},
+    {"device_out_of_memory", kFaultDeviceMemory, false},
+    {nullptr, 0, false},
+};
+
 int g_service = kServiceAuto;
+int g_test_fault = kFaultNone;
 int g_gpu_graph_memory_mb = 0;  // 0: automatic (80% of the GPU beyond the service's context)
 double g_batch_window_ms = 1.0;
 bool g_preloaded = false;
@@ -123,6 +132,14 @@ void service_init() {
       "How long the service waits for more single-source requests to share a launch (0 = never).",
       "Requests that arrive while the GPU is busy share the next launch whatever this is.",
       &g_batch_window_ms, 1.0, 0.0, 1000.0, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomEnumVariable(
+      "gpu_routing.test_fault",
+      "Test hook: the GPU service fails this session's requests as a device fault would.",
+      "device_error: as a CUDA error that poisons the context (the request fails, the service "
+      "restarts); device_out_of_memory: as device memory running out (the request fails, the "
+      "service empties its cache and goes on). For testing the recovery; superusers only.",
+      &g_test_fault, kFaultNone, kTestFaultOptions, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr,
+      nullptr);
   if (!process_shared_preload_libraries_in_progress) return;
   g_preloaded = true;
   if (g_service == kServiceOff) return;
@@ -158,6 +175,9 @@ void resolve_service(bool wait_for_gpu, ServiceUse* use) {
   if (wait_for_gpu && c->state() == ServiceState::kStarting)
     c->wait_ready(kReadyWaitMs, CancelToken(cancel_requested));
   use->gpus = c->availability();
+  c->set_test_fault_flags(g_test_fault == kFaultDeviceError    ? kFlagFaultDevice
+                          : g_test_fault == kFaultDeviceMemory ? kFlagFaultMemory
+                                                               : 0);
   if (c->state() == ServiceState::kReady) use->remote = c;
 }
 
