@@ -76,6 +76,7 @@ class MultiDeviceEngine final : public ShortestPathEngine {
       SolveRequest& share = shares[static_cast<std::size_t>(e)];
       share.sources = request.sources + first;
       share.source_count = count;
+      if (request.target_offsets != nullptr) share.target_offsets = request.target_offsets + first;
       if (request.distances != nullptr)
         share.distances = request.distances + static_cast<std::size_t>(first) * row;
       if (request.predecessor_arcs != nullptr)

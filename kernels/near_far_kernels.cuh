@@ -851,6 +851,9 @@ struct BatchParams {
   SearchParams search;
   const VertexIndex* sources;
   int source_count;
+  // Null, or source_count + 1 offsets into search.targets: source i stops once its own targets
+  // [target_offsets[i], target_offsets[i + 1]) are final (search.target_count is then ignored).
+  const int* target_offsets;
   int* next_source;   // atomic counter
   double* distances;  // source_count rows of vertex_count
   // Slot arrays, slot-major.
@@ -881,7 +884,6 @@ __global__ void __launch_bounds__(1024) batch_search_kernel(GraphView g, BatchPa
   w.near_capacity = b.near_capacity;
   w.chunk_capacity = b.chunk_capacity;
   w.far_capacity = b.far_capacity;
-  const bool have_targets = b.search.target_count > 0;
   for (;;) {
     if (threadIdx.x == 0) {
       int index = atomicAdd(b.next_source, 1);
@@ -895,6 +897,13 @@ __global__ void __launch_bounds__(1024) batch_search_kernel(GraphView g, BatchPa
     const int index = next_index;
     if (index >= b.source_count) break;
     const VertexIndex source = b.sources[index];
+    SearchParams search = b.search;
+    if (b.target_offsets != nullptr) {
+      const int first_target = __ldg(b.target_offsets + index);
+      search.targets = b.search.targets + first_target;
+      search.target_count = __ldg(b.target_offsets + index + 1) - first_target;
+    }
+    const bool have_targets = search.target_count > 0;
     w.dist = b.distances + static_cast<std::size_t>(index) * n;
     w.near_base = __ldcg(b.stamp_bases + 2 * slot);
     w.far_base = __ldcg(b.stamp_bases + 2 * slot + 1);
@@ -925,7 +934,7 @@ __global__ void __launch_bounds__(1024) batch_search_kernel(GraphView g, BatchPa
           break;
         }
       }
-      run_phase(block, g, w, &control, b.search, s, d);
+      run_phase(block, g, w, &control, search, s, d);
       __syncthreads();
     }
     if (threadIdx.x == 0) {

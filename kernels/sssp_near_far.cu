@@ -204,6 +204,15 @@ class NearFarEngine final : public ShortestPathEngine {
           throw RoutingError(
               ErrorKind::kInvalidParameter,
               "target index " + std::to_string(request.targets[i]) + " is not a vertex");
+    // Each source's own targets: only with whole rows (compact rows take one target list).
+    const bool own_targets =
+        with_targets && request.target_offsets != nullptr && !request.compact_targets;
+    if (own_targets)
+      for (int i = 0; i < request.source_count; ++i)
+        if (request.target_offsets[i] < 0 ||
+            request.target_offsets[i] > request.target_offsets[i + 1] ||
+            request.target_offsets[i + 1] > request.target_count)
+          throw RoutingError(ErrorKind::kInvalidParameter, "target offsets out of order");
     if (request.predecessor_arcs != nullptr && !has_reverse(graph_))
       throw RoutingError(ErrorKind::kInternal, "predecessors asked for without the reversed graph");
     options_.cancel.throw_if_requested();
@@ -232,7 +241,23 @@ class NearFarEngine final : public ShortestPathEngine {
       report_.transfer_ms += copy.elapsed_ms();
       d_targets = targets_.data();
       target_count = request.target_count;
+      if (own_targets) {
+        target_offsets_.reserve(static_cast<std::size_t>(request.source_count) + 1);
+        target_offsets_.upload(request.target_offsets,
+                               static_cast<std::size_t>(request.source_count) + 1, stream_->get());
+        stream_->synchronize();
+        d_target_offsets_ = target_offsets_.data();
+        host_target_offsets_ = request.target_offsets;
+      }
     }
+    // Cleared on every way out: the pointers belong to this request.
+    struct ClearOffsets {
+      NearFarEngine* engine;
+      ~ClearOffsets() {
+        engine->d_target_offsets_ = nullptr;
+        engine->host_target_offsets_ = nullptr;
+      }
+    } clear_offsets{this};
 
     int done = 0;
     bool blocks = config_.batch == NearFarConfig::Batch::kBlockPerSource;
@@ -474,7 +499,13 @@ class NearFarEngine final : public ShortestPathEngine {
   // Source i of the request on the whole grid, its row (and predecessors) delivered.
   void solve_on_grid(const SolveRequest& request, int i, const VertexIndex* d_targets,
                      int target_count) {
-    run_grid_search(request.sources[i], d_targets, target_count);
+    if (host_target_offsets_ != nullptr && d_targets != nullptr) {
+      // This source's own targets: it stops as soon as they are final.
+      const int first = host_target_offsets_[i];
+      run_grid_search(request.sources[i], d_targets + first, host_target_offsets_[i + 1] - first);
+    } else {
+      run_grid_search(request.sources[i], d_targets, target_count);
+    }
     deliver_rows(request, i, 1, single_dist_.data(), d_targets, target_count);
   }
 
@@ -630,6 +661,7 @@ class NearFarEngine final : public ShortestPathEngine {
       b.search.cancel_flag = cancel_flag_->device();
       b.sources = batch_sources_.data();
       b.source_count = rows;
+      b.target_offsets = d_target_offsets_ != nullptr ? d_target_offsets_ + next : nullptr;
       b.next_source = counters_.data();
       b.cancelled = counters_.data() + 1;
       b.error = counters_.data() + 2;
@@ -697,6 +729,9 @@ class NearFarEngine final : public ShortestPathEngine {
   PinnedBuffer<int> counters_host_;
   DeviceBuffer<unsigned long long> rounds_counter_;
   DeviceBuffer<VertexIndex> targets_;
+  DeviceBuffer<int> target_offsets_;
+  const int* d_target_offsets_ = nullptr;     // the request's per-source offsets, on the device
+  const int* host_target_offsets_ = nullptr;  // and on the host (while a solve runs)
   DeviceBuffer<double> gathered_;
   PinnedBuffer<double> gathered_host_;
 

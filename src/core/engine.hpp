@@ -36,6 +36,11 @@ struct SolveRequest {
   // Null: every vertex is needed.
   const VertexIndex* targets = nullptr;
   int target_count = 0;
+  // Optional, with targets and without compact_targets: source i's own targets are
+  // targets[target_offsets[i] .. target_offsets[i + 1]) (source_count + 1 entries). An engine may
+  // stop each source at its own targets, or treat all of targets as every source's hint (exact
+  // too: a row is then final up to more vertices).
+  const int* target_offsets = nullptr;
   // Out: source_count rows of vertex_count distances (row i belongs to sources[i]); kInfinity
   // where unreachable.
   double* distances = nullptr;
