@@ -161,6 +161,7 @@ void RoutingCall::prepare() {
   shape.source_count = static_cast<int>(std::min<std::size_t>(source_indices_.size(), 1 << 30));
   shape.all_pairs = kind_ == CallKind::kAllPairs;
   shape.many_source = options_.many_source;
+  shape_ = shape;
   EngineSelection selection = select_engine(
       options_.device, options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm,
       shape, gpus_);
@@ -207,6 +208,7 @@ void RoutingCall::prepare() {
   if (remote) {
     engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
                                       options_.kept_image_segment);
+    remote_engine_ = true;
   } else if (options_.engine_cache != nullptr && selection.engine->device == Device::kGpu) {
     engine_key_ =
         std::string(selection.engine->name) + "/" + std::to_string(options_.engine.threads) + "/" +
@@ -281,7 +283,60 @@ void RoutingCall::solve_batch(std::size_t first, int count) {
     request.target_count = static_cast<int>(batch_targets_.size());
     request.compact_targets = compact_rows_;
   }
-  engine_->solve(request);
+  if (!remote_engine_) {
+    solve_locally(request);
+    return;
+  }
+  try {
+    engine_->solve(request);
+  } catch (const RoutingError& error) {
+    // kNoDevice from the service: it stopped (it restarts by itself). device = auto promises an
+    // answer wherever one can be had; device = gpu promises the GPU, so it fails.
+    if (error.kind() != ErrorKind::kNoDevice || options_.device != DeviceSetting::kAuto) throw;
+    continue_on_cpu(error);
+    solve_locally(request);
+  }
+}
+
+void RoutingCall::solve_locally(const SolveRequest& request) {
+  if (!request.compact_targets || engine_->supports_compact_targets()) {
+    engine_->solve(request);
+    return;
+  }
+  // Compact rows were planned for the service's engine: the CPU engine fills whole rows, a few
+  // sources at a time, and the targets' columns are taken from them.
+  const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
+  const std::size_t targets = static_cast<std::size_t>(request.target_count);
+  const std::size_t per_chunk = std::max<std::size_t>(
+      1, (std::size_t{64} << 20) / std::max<std::size_t>(1, n * sizeof(double)));
+  for (std::size_t done = 0; done < static_cast<std::size_t>(request.source_count);) {
+    const std::size_t count =
+        std::min(per_chunk, static_cast<std::size_t>(request.source_count) - done);
+    full_rows_.resize(count * n);
+    SolveRequest part;
+    part.sources = request.sources + done;
+    part.source_count = static_cast<int>(count);
+    part.targets = request.targets;
+    part.target_count = request.target_count;
+    part.distances = full_rows_.data();
+    engine_->solve(part);
+    for (std::size_t r = 0; r < count; ++r)
+      for (std::size_t t = 0; t < targets; ++t)
+        request.distances[(done + r) * targets + t] =
+            full_rows_[r * n + static_cast<std::size_t>(request.targets[t])];
+    done += count;
+  }
+}
+
+void RoutingCall::continue_on_cpu(const RoutingError& why) {
+  const gpu::Availability none;
+  const EngineSelection selection = select_engine(DeviceSetting::kCpu, "auto", shape_, none);
+  engine_ = selection.engine->create(*graph_, options_.engine);
+  remote_engine_ = false;
+  report_at_start_ = engine_->report();
+  summary_.algorithm = selection.engine->name;
+  summary_.reason += std::string("; ") + why.what() + ": the call went on with " +
+                     selection.reason + " in this session";
 }
 
 bool RoutingCall::batch_in_flight() {

@@ -162,6 +162,10 @@ class RoutingCall {
   void launch_next_batch();
   void compute_batch(std::size_t first, int count, ResultBatch& batch);
   void solve_batch(std::size_t first, int count);
+  // The GPU service stopped under a call with device = auto: the rest of the call runs on the CPU
+  // engine in this process (from the batch that failed on).
+  void continue_on_cpu(const RoutingError& why);
+  void solve_locally(const SolveRequest& request);
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
@@ -177,6 +181,9 @@ class RoutingCall {
   std::vector<VertexIndex> shared_targets_;           // same targets for every source
   bool all_targets_ = false;
   std::unique_ptr<ShortestPathEngine> engine_;
+  bool remote_engine_ = false;     // engine_ forwards to the GPU service
+  ProblemShape shape_;             // what prepare() selected the engine for
+  std::vector<double> full_rows_;  // continue_on_cpu: full rows when compact ones were planned
   int batch_size_ = 1;
   std::size_t next_source_ = 0;
   std::vector<double> distances_;

@@ -75,9 +75,21 @@ gpu::Availability ServiceClient::availability() const {
     return answer;
   }
   if (s != ServiceState::kReady) {
-    std::string why = header_->reason;
-    answer.reason = std::string("the GPU service is ") + state_label(s) +
-                    (why.empty() ? std::string() : " (" + why + ")");
+    const std::string why = header_->reason;
+    switch (s) {
+      case ServiceState::kNoGpu:
+        answer.reason = "the GPU service found no usable GPU" + (why.empty() ? "" : ": " + why);
+        break;
+      case ServiceState::kStarting:
+        answer.reason = "the GPU service is starting";
+        break;
+      case ServiceState::kStopping:
+        answer.reason = "the server is shutting down";
+        break;
+      default:
+        answer.reason = "the GPU service is not running" + (why.empty() ? "" : " (" + why + ")");
+        break;
+    }
     return answer;
   }
   answer.usable = true;
@@ -142,6 +154,11 @@ std::string ServiceClient::new_graph_segment_name() {
 }
 
 void ServiceClient::release() {
+  closing_.store(true, std::memory_order_release);
+  // A solve on the call's thread sees closing_ within one wait slice and abandons its request.
+  for (int waited = 0; solves_in_flight_.load(std::memory_order_acquire) > 0 && waited < 2000;
+       waited += 5)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   if (header_ != nullptr && held_slot_ >= 0) {
     RequestSlot* slot = slot_at(header_, held_slot_);
     std::uint32_t state = slot->state.load();
@@ -154,7 +171,11 @@ void ServiceClient::release() {
         next = SlotState::kFree;
       else
         break;
-      if (slot->state.compare_exchange_weak(state, static_cast<std::uint32_t>(next))) break;
+      if (next == SlotState::kFree
+              ? release_slot_if(slot, state)
+              : slot->state.compare_exchange_weak(state, static_cast<std::uint32_t>(next)))
+        break;
+      state = slot->state.load();
     }
     held_slot_ = -1;
   }
@@ -204,6 +225,12 @@ void ServiceEngine::publish_image() {
 
 void ServiceEngine::solve(const SolveRequest& request) {
   if (request.source_count <= 0) return;
+  client_.enter_solve();
+  struct LeaveSolve {
+    ServiceClient& client;
+    ~LeaveSolve() { client.leave_solve(); }
+  } leave{client_};
+  if (client_.closing()) throw Cancelled();
   if (request.compact_targets && (request.targets == nullptr || request.target_count <= 0)) return;
   options_.cancel.throw_if_requested();
   ControlHeader* header = client_.mutable_header();
@@ -296,7 +323,7 @@ void ServiceEngine::solve(const SolveRequest& request) {
     const std::uint32_t state = slot->state.load(std::memory_order_acquire);
     const auto s = static_cast<SlotState>(state);
     if (s == SlotState::kDone || s == SlotState::kFailed) break;
-    const bool cancelled = options_.cancel.requested();
+    const bool cancelled = options_.cancel.requested() || client_.closing();
     const bool service_gone = header->generation.load() != generation;
     if (cancelled || service_gone) {
       std::uint32_t expected = state;
@@ -320,7 +347,7 @@ void ServiceEngine::solve(const SolveRequest& request) {
     const auto kind = static_cast<ErrorKind>(slot->error_kind);
     std::string message = slot->message;
     std::string hint = slot->hint;
-    slot->state.store(static_cast<std::uint32_t>(SlotState::kFree), std::memory_order_release);
+    release_slot(slot);
     client_.set_held_slot(-1);
     throw RoutingError(kind, message.empty() ? "the GPU service failed this call" : message, hint);
   }
@@ -335,7 +362,7 @@ void ServiceEngine::solve(const SolveRequest& request) {
   report_.notes = slot->notes;
   service_report_.batch_size = std::max(service_report_.batch_size, slot->batch_size);
   service_report_.wait_ms += slot->wait_ms;
-  slot->state.store(static_cast<std::uint32_t>(SlotState::kFree), std::memory_order_release);
+  release_slot(slot);
   client_.set_held_slot(-1);
   if (io.size() > kIoKeepBytes) client_.drop_io_segment();
 }

@@ -4,6 +4,7 @@
 // where they are; only the distances (and predecessor arcs) come from the service.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,8 +58,15 @@ class ServiceClient final : public RemoteEngines {
                                              const EngineOptions& options,
                                              const std::string& image_segment) override;
 
-  // At backend exit: abandons a request still held and removes this backend's segments.
+  // At backend exit: makes a solve still in flight on another thread give up (it abandons its
+  // request) and waits for it, then abandons a request still held and removes this backend's
+  // segments. The exit callback runs before the call's objects are destroyed, so without the
+  // wait the call's thread could read a segment already unmapped.
   void release();
+  bool closing() const { return closing_.load(std::memory_order_acquire); }
+  // Held by ServiceEngine::solve while it uses the slot and the I/O segment.
+  void enter_solve() { solves_in_flight_.fetch_add(1, std::memory_order_acq_rel); }
+  void leave_solve() { solves_in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
 
   // For ServiceEngine.
   ControlHeader* mutable_header() { return header_; }
@@ -84,6 +92,8 @@ class ServiceClient final : public RemoteEngines {
   std::uint64_t sequence_ = 0;
   int held_slot_ = -1;
   std::uint32_t test_fault_flags_ = 0;
+  std::atomic<bool> closing_{false};
+  std::atomic<int> solves_in_flight_{0};
 };
 
 // What the last request through the service reported, beyond EngineReport.

@@ -40,6 +40,31 @@ bool is_device_fault(const RoutingError& error) {
          std::string(error.what()).find("CUDA error") != std::string::npos;
 }
 
+// The engine a request names: the mode's own kind first (GPU engines in GPU mode).
+const EngineInfo* find_service_engine(const std::string& name, ServiceMode mode) {
+  const Device device = mode == ServiceMode::kCpu ? Device::kCpu : Device::kGpu;
+  const EngineInfo* info = find_engine(name, device);
+  if (info == nullptr)
+    info = find_engine(name, device == Device::kCpu ? Device::kGpu : Device::kCpu);
+  return info;
+}
+
+// Single-source requests share launches of a few to a few dozen sources, which near_far runs one
+// thread block per source. With its default 128-thread blocks it runs 16 to 64 sources one after
+// another on the whole GPU instead (its frontier measure favours that), and one-to-one New York
+// routes go at ~330 a second; with 1024-thread blocks, 1,285 (16 sources), 1,970 (32) and 2,721
+// (64), and a lone request takes the same 2.1 ms (bench/route_batch_bench, H100). So the service
+// runs near_far's shareable requests with 1024-thread blocks unless the caller set a block size.
+constexpr int kSharedLaunchBlockSize = 1024;
+
+int effective_block_size(const std::string& engine, int block_size, std::uint32_t flags,
+                         ServiceMode mode) {
+  if (block_size != 0 || mode != ServiceMode::kGpu || !(flags & kFlagBatchable) ||
+      engine != "near_far")
+    return block_size;
+  return kSharedLaunchBlockSize;
+}
+
 std::string engine_key(const std::string& segment, std::uint64_t inode, const std::string& engine,
                        int threads, int block_size, int streams) {
   return segment + "#" + std::to_string(inode) + "/" + engine + "/" + std::to_string(threads) +
@@ -96,8 +121,7 @@ void ServiceDispatcher::collect() {
       // dropped when their turn comes (still_wanted), and freed there.
       bool queued = false;
       for (const Job& job : pending_) queued = queued || job.slot == i;
-      if (!queued)
-        slot.state.compare_exchange_strong(state, static_cast<std::uint32_t>(SlotState::kFree));
+      if (!queued) release_slot_if(&slot, state);
       continue;
     }
     if (static_cast<SlotState>(state) != SlotState::kSubmitted) continue;
@@ -141,8 +165,7 @@ std::vector<ServiceDispatcher::Job> ServiceDispatcher::next_group() {
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
                                 [&](const Job& job) {
                                   if (still_wanted(job)) return false;
-                                  header_->slots[job.slot].state.store(
-                                      static_cast<std::uint32_t>(SlotState::kFree));
+                                  release_slot(&header_->slots[job.slot]);
                                   return true;
                                 }),
                  pending_.end());
@@ -205,6 +228,13 @@ std::shared_ptr<ServiceDispatcher::CachedGraph> ServiceDispatcher::graph_for(
 
 char* ServiceDispatcher::io_for(const Job& job) {
   auto found = io_.find(job.io_segment);
+  // A name can come back with another segment behind it: a backend pid used again restarts the
+  // sequence its segments' names carry. The mapping of the old, unlinked segment would take the
+  // answer while the backend reads its new one (the sweep notices only within a second).
+  if (found != io_.end() && found->second.mapping.inode() != segment_inode(job.io_segment)) {
+    io_.erase(found);
+    found = io_.end();
+  }
   if (found == io_.end()) {
     if (io_.size() >= kMaxIoMappings) {
       auto oldest = std::min_element(io_.begin(), io_.end(), [](const auto& a, const auto& b) {
@@ -218,6 +248,40 @@ char* ServiceDispatcher::io_for(const Job& job) {
   }
   found->second.last_used = ++clock_;
   return static_cast<char*>(found->second.mapping.data());
+}
+
+void ServiceDispatcher::check_job(const Job& job, const char* io, const Graph& graph) const {
+  const auto found = io_.find(job.io_segment);
+  const std::size_t io_bytes = found != io_.end() ? found->second.mapping.size() : 0;
+  const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
+  const std::size_t sources = static_cast<std::size_t>(std::max(job.source_count, 0));
+  const std::size_t targets = static_cast<std::size_t>(std::max(job.target_count, 0));
+  const std::size_t width = (job.flags & kFlagCompact) ? targets : n;
+  auto ends_inside = [&](std::uint64_t offset, std::size_t bytes) {
+    return offset <= io_bytes && bytes <= io_bytes - offset;
+  };
+  bool ok =
+      job.source_count >= 0 && job.target_count >= 0 &&
+      ends_inside(job.sources_offset, sources * sizeof(VertexIndex)) &&
+      ends_inside(job.targets_offset, targets * sizeof(VertexIndex)) &&
+      ends_inside(job.distances_offset, saturating_multiply(sources * sizeof(double), width)) &&
+      (!(job.flags & kFlagPredecessors) ||
+       ends_inside(job.predecessors_offset, saturating_multiply(sources * sizeof(ArcIndex), n)));
+  if (ok) {
+    const auto* source_ids = reinterpret_cast<const VertexIndex*>(io + job.sources_offset);
+    for (std::size_t i = 0; ok && i < sources; ++i)
+      ok = source_ids[i] >= 0 && static_cast<std::size_t>(source_ids[i]) < n;
+    const auto* target_ids = reinterpret_cast<const VertexIndex*>(io + job.targets_offset);
+    for (std::size_t i = 0; ok && (job.flags & kFlagTargets) && i < targets; ++i)
+      ok = target_ids[i] >= 0 && static_cast<std::size_t>(target_ids[i]) < n;
+  }
+  if (!ok)
+    throw RoutingError(ErrorKind::kInternal,
+                       "the GPU service received a request that does not match its graph (" +
+                           job.graph_segment + ", " + std::to_string(n) +
+                           " vertices) or its "
+                           "exchange segment",
+                       "Run the call again; if it repeats, report it.");
 }
 
 void ServiceDispatcher::make_room(std::size_t needed, const CachedEngine* keep) {
@@ -243,12 +307,10 @@ void ServiceDispatcher::make_room(std::size_t needed, const CachedEngine* keep) 
 ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
                                                                std::size_t sources) {
   std::shared_ptr<CachedGraph> graph = graph_for(job.graph_segment);
-  const std::string key = engine_key(job.graph_segment, graph->inode, job.engine, job.threads,
-                                     job.block_size, job.streams);
-  const Device device = mode_ == ServiceMode::kCpu ? Device::kCpu : Device::kGpu;
-  const EngineInfo* info = find_engine(job.engine, device);
-  if (info == nullptr)
-    info = find_engine(job.engine, device == Device::kCpu ? Device::kGpu : Device::kCpu);
+  const int block_size = effective_block_size(job.engine, job.block_size, job.flags, mode_);
+  const std::string key =
+      engine_key(job.graph_segment, graph->inode, job.engine, job.threads, block_size, job.streams);
+  const EngineInfo* info = find_service_engine(job.engine, mode_);
   if (info == nullptr)
     throw RoutingError(ErrorKind::kInvalidParameter,
                        "the GPU service has no engine named \"" + job.engine + "\"");
@@ -280,7 +342,7 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
     make_room(needed, nullptr);
     EngineOptions options;
     options.threads = job.threads;
-    options.block_size = job.block_size;
+    options.block_size = block_size;
     options.streams = job.streams;
     options.budget = MemoryBudget(budget);
     options.cancel = CancelToken(group_abandoned);
@@ -299,6 +361,29 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
 }
 
 bool ServiceDispatcher::run_group(std::vector<Job>& group) {
+  // Sharing a launch is the service's choice, not the callers': when the whole group's launch
+  // would need more than the device budget while fewer of its requests fit, as many as fit run
+  // now and the rest stay queued (they run next, oldest first). Without this, batching turned
+  // requests that fit alone into "more than the budget" failures.
+  if (group.size() > 1) {
+    std::size_t fitting = group.size();
+    try {
+      const EngineInfo* info = find_service_engine(group.front().engine, mode_);
+      const Graph& graph = graph_for(group.front().graph_segment)->graph;
+      const std::size_t budget = budget_bytes();
+      while (info != nullptr && fitting > 1 &&
+             info->estimate_bytes(graph, static_cast<int>(fitting)) > budget)
+        --fitting;
+    } catch (const RoutingError&) {
+      fitting = group.size();  // engine_for reports it for the whole group
+    }
+    if (fitting < group.size()) {
+      for (std::size_t i = fitting; i < group.size(); ++i) pending_.push_back(std::move(group[i]));
+      group.resize(fitting);
+      std::sort(pending_.begin(), pending_.end(),
+                [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+    }
+  }
   report_ = GroupReport();
   report_.launched_ns = monotonic_ns();
   report_.group_size = group.size();
@@ -332,8 +417,9 @@ bool ServiceDispatcher::run_group(std::vector<Job>& group) {
     publish_graphs();
   } catch (const Cancelled&) {
     // Every request of the group was abandoned (or the service is stopping).
-    kind = ErrorKind::kInternal;
+    kind = ErrorKind::kNoDevice;
     message = "the GPU service is stopping";
+    hint = "It restarts by itself; run the call again.";
   } catch (const RoutingError& error) {
     kind = error.kind();
     message = error.what();
@@ -386,6 +472,7 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
   if (group.size() == 1) {
     // Alone: the engine writes straight into the backend's segment.
     char* io = io_for(first);
+    check_job(first, io, graph);
     SolveRequest request;
     request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
     request.source_count = first.source_count;
@@ -428,25 +515,41 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
   } else {
     // Single-source requests sharing one launch: each gets its own row, exactly the row it would
     // get alone (the same fixed point, the same predecessor rule). When every request gave
-    // targets (one-to-one paths), the union of them is the launch's early-exit hint: a search
-    // stops once all of them are final, and then its own targets, and every vertex nearer than
-    // them (all a path is traced through), are final too.
+    // targets (one-to-one paths), each source keeps its own as its early-exit hint
+    // (target_offsets); an engine that cannot stop sources separately treats them all as every
+    // source's hint. Either way, every vertex nearer than a request's own targets is final, and
+    // that is all its path is traced through.
     std::vector<VertexIndex> sources;
     sources.reserve(group.size());
     bool all_targets = true;
     std::vector<VertexIndex> targets;
+    std::vector<int> target_offsets{0};
     for (const Job& job : group) {
-      const char* io = io_for(job);
+      // A request abandoned while it waited for this launch (cancelled during the batch window)
+      // may have had its I/O segment removed by its owner already: it gets a row that nobody
+      // reads (vertex 0, its own target: done at once) rather than failing the whole launch.
+      const char* io = nullptr;
+      try {
+        io = io_for(job);
+      } catch (const RoutingError&) {
+        if (still_wanted(job)) throw;
+      }
+      if (io == nullptr) {
+        sources.push_back(0);
+        targets.push_back(0);
+        target_offsets.push_back(static_cast<int>(targets.size()));
+        continue;
+      }
+      check_job(job, io, graph);
       sources.push_back(*reinterpret_cast<const VertexIndex*>(io + job.sources_offset));
       if (!(job.flags & kFlagTargets) || job.target_count <= 0) {
         all_targets = false;
       } else if (all_targets) {
         const auto* own = reinterpret_cast<const VertexIndex*>(io + job.targets_offset);
         targets.insert(targets.end(), own, own + job.target_count);
+        target_offsets.push_back(static_cast<int>(targets.size()));
       }
     }
-    std::sort(targets.begin(), targets.end());
-    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
     auto* distances =
         static_cast<double*>(scratch_distances_.get(group.size() * n * sizeof(double)));
     auto* arcs =
@@ -461,16 +564,29 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
     if (all_targets && !predecessors && !targets.empty()) {
       request.targets = targets.data();
       request.target_count = static_cast<int>(targets.size());
+      request.target_offsets = target_offsets.data();
     }
     engine.solve(request);
     Stopwatch copy;
+    std::vector<char*> destinations(group.size(), nullptr);
     for (std::size_t i = 0; i < group.size(); ++i) {
       const Job& job = group[i];
       if (!still_wanted(job)) continue;
-      char* io = io_for(job);
-      std::memcpy(io + job.distances_offset, distances + i * n, n * sizeof(double));
+      try {
+        destinations[i] = io_for(job);
+      } catch (const RoutingError&) {
+        if (still_wanted(job)) throw;  // else abandoned just now, its segment gone with it
+      }
+    }
+    // The rows go out in parallel: 64 New York rows are 135 MB, ~13 ms for one thread.
+    const int copiers = static_cast<int>(std::min<std::size_t>(group.size(), 8));
+#pragma omp parallel for num_threads(copiers) schedule(dynamic, 1)
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      char* io = destinations[i];
+      if (io == nullptr) continue;
+      std::memcpy(io + group[i].distances_offset, distances + i * n, n * sizeof(double));
       if (predecessors)
-        std::memcpy(io + job.predecessors_offset, arcs + i * n, n * sizeof(ArcIndex));
+        std::memcpy(io + group[i].predecessors_offset, arcs + i * n, n * sizeof(ArcIndex));
     }
     report_.transfer_ms += copy.elapsed_ms();
   }
@@ -525,8 +641,7 @@ void ServiceDispatcher::answer(const Job& job, bool ok, ErrorKind kind, const st
   if (!slot.state.compare_exchange_strong(expected, static_cast<std::uint32_t>(next),
                                           std::memory_order_acq_rel)) {
     // Abandoned while it ran: nobody reads the answer.
-    if (static_cast<SlotState>(expected) == SlotState::kAbandoned)
-      slot.state.compare_exchange_strong(expected, static_cast<std::uint32_t>(SlotState::kFree));
+    if (static_cast<SlotState>(expected) == SlotState::kAbandoned) release_slot_if(&slot, expected);
   }
   futex_wake_all(&slot.state);
 }

@@ -67,7 +67,7 @@ class ServiceDispatcher {
     std::uint64_t requests = 0;
   };
   struct Io {
-    SharedMapping mapping;
+    SharedMapping mapping;  // its size bounds the offsets of the requests that name it
     std::int64_t last_used = 0;
   };
 
@@ -80,6 +80,9 @@ class ServiceDispatcher {
   CachedEngine& engine_for(const Job& job, std::size_t sources);
   std::shared_ptr<CachedGraph> graph_for(const std::string& segment);
   char* io_for(const Job& job);
+  // Throws unless the job's arrays lie inside its I/O segment and its vertices inside `graph`:
+  // a request names segments and offsets, and nothing else guarantees they agree.
+  void check_job(const Job& job, const char* io, const Graph& graph) const;
   void make_room(std::size_t needed, const CachedEngine* keep);
   std::size_t budget_bytes() const;
   void answer(const Job& job, bool ok, ErrorKind kind, const std::string& message,

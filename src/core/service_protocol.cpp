@@ -37,7 +37,7 @@ const char* state_label(ServiceState state) {
     case ServiceState::kReady:
       return "ready";
     case ServiceState::kNoGpu:
-      return "no GPU";
+      return "found no usable GPU";
     case ServiceState::kStopping:
       return "stopping";
   }
@@ -238,8 +238,8 @@ void fail_in_flight(ControlHeader* header, const std::string& message) {
         if (slot.state.compare_exchange_weak(state, static_cast<std::uint32_t>(SlotState::kFailed)))
           break;
       } else if (s == SlotState::kAbandoned) {
-        if (slot.state.compare_exchange_weak(state, static_cast<std::uint32_t>(SlotState::kFree)))
-          break;
+        if (release_slot_if(&slot, state)) break;
+        state = slot.state.load();
       } else {
         break;
       }
@@ -256,11 +256,29 @@ int reclaim_dead_owners(ControlHeader* header) {
     std::uint32_t state = slot.state.load();
     const auto s = static_cast<SlotState>(state);
     if (s == SlotState::kFree || s == SlotState::kRunning || s == SlotState::kAbandoned) continue;
-    if (process_alive(slot.owner_pid)) continue;
-    const SlotState next = s == SlotState::kSubmitted ? SlotState::kAbandoned : SlotState::kFree;
-    if (slot.state.compare_exchange_strong(state, static_cast<std::uint32_t>(next))) ++freed;
+    const std::int32_t owner = slot.owner_pid;
+    if (owner <= 0 || process_alive(owner)) continue;
+    if (s == SlotState::kSubmitted) {
+      if (slot.state.compare_exchange_strong(state,
+                                             static_cast<std::uint32_t>(SlotState::kAbandoned)))
+        ++freed;
+    } else if (release_slot_if(&slot, state)) {
+      ++freed;
+    }
   }
   return freed;
+}
+
+void release_slot(RequestSlot* slot) {
+  slot->owner_pid = 0;
+  slot->state.store(static_cast<std::uint32_t>(SlotState::kFree), std::memory_order_release);
+}
+
+bool release_slot_if(RequestSlot* slot, std::uint32_t expected) {
+  if (slot->state.load(std::memory_order_acquire) != expected) return false;
+  slot->owner_pid = 0;
+  return slot->state.compare_exchange_strong(expected, static_cast<std::uint32_t>(SlotState::kFree),
+                                             std::memory_order_acq_rel);
 }
 
 }  // namespace gpu_routing::service

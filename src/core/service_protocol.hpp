@@ -224,9 +224,17 @@ void copy_field(char* field, std::size_t size, const std::string& text);
 // Resets a header to its initial contents (the supervisor, when it creates the segment).
 void initialize_header(ControlHeader* header, ServiceMode mode, long supervisor_pid);
 // Fails every submitted or running request (the service died): each gets `message`, and the
-// generation is raised so that waiters notice. Frees abandoned slots and slots of dead owners.
+// generation is raised so that waiters notice. Frees abandoned slots.
 void fail_in_flight(ControlHeader* header, const std::string& message);
-// Frees slots whose owner process is gone (a backend that exited without cleaning up).
+// Frees slots whose owner process is gone (a backend that exited without cleaning up); a
+// submitted one is abandoned instead (the service frees it). Slots with no owner pid yet (just
+// claimed) are left alone.
 int reclaim_dead_owners(ControlHeader* header);
+// Every way a slot becomes free clears its owner first, so a slot just claimed (owner not yet
+// written) never shows the previous owner's pid to reclaim_dead_owners.
+void release_slot(RequestSlot* slot);
+// From `expected` (abandoned, done, failed, filling) to free, clearing the owner; false when the
+// state was no longer `expected`.
+bool release_slot_if(RequestSlot* slot, std::uint32_t expected);
 
 }  // namespace gpu_routing::service

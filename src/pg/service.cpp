@@ -198,11 +198,10 @@ long long service_device_bytes(const std::string& segment) {
   return 0;
 }
 
-void service_info(std::vector<std::pair<std::string, std::string>>* rows) {
+namespace {
+
+void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) {
   char text[512];
-  const char* setting = g_service == kServiceOff   ? "off"
-                        : g_service == kServiceCpu ? "cpu"
-                                                   : "auto";
   if (!g_preloaded) {
     rows->emplace_back("service",
                        "off: gpu_routing is not in shared_preload_libraries (each "
@@ -223,11 +222,12 @@ void service_info(std::vector<std::pair<std::string, std::string>>* rows) {
   const ControlHeader* h = c->header();
   const ServiceState state = c->state();
   std::string line = state_label(state);
-  line += std::string(", ") + (c->mode() == ServiceMode::kCpu ? "CPU engines (for tests)" : "GPU");
+  line += c->mode() == ServiceMode::kCpu ? ", CPU engines (for tests)" : ", GPU engines";
   if (state == ServiceState::kReady || state == ServiceState::kStarting)
     line += ", pid " + std::to_string(h->service_pid.load());
   line += ", " + std::to_string(h->restarts.load()) + " restarts";
   if (h->reason[0] != '\0') line += ": " + std::string(h->reason);
+  if (state == ServiceState::kNoGpu) line += " (GPU work runs in each session's CPU engine)";
   rows->emplace_back("service", line);
   if (state == ServiceState::kReady && c->mode() == ServiceMode::kGpu) {
     for (int d = 0; d < std::min(h->device_count, kMaxDevices); ++d) {
@@ -275,7 +275,23 @@ void service_info(std::vector<std::pair<std::string, std::string>>* rows) {
            batches > 0 ? static_cast<double>(batched) / static_cast<double>(batches) : 0.0,
            static_cast<unsigned long long>(h->failed_requests.load()));
   rows->emplace_back("service queue", text);
-  rows->emplace_back("gpu_routing.service", setting);
+}
+
+}  // namespace
+
+void service_info(std::vector<std::pair<std::string, std::string>>* rows) {
+  service_state_rows(rows);
+  // The service's settings, whether it runs or not.
+  rows->emplace_back("gpu_routing.service", g_service == kServiceOff   ? "off"
+                                            : g_service == kServiceCpu ? "cpu"
+                                                                       : "auto");
+  rows->emplace_back("gpu_routing.gpu_graph_memory",
+                     g_gpu_graph_memory_mb == 0
+                         ? std::string("0 (80% of the GPU beyond the service's context)")
+                         : format_bytes(static_cast<std::size_t>(g_gpu_graph_memory_mb) << 20));
+  char window[64];
+  snprintf(window, sizeof window, "%g ms", g_batch_window_ms);
+  rows->emplace_back("gpu_routing.batch_window", window);
 }
 
 }  // namespace gpu_routing::pg

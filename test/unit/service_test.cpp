@@ -1,0 +1,960 @@
+// The GPU service's protocol (issue 10) in one process: a ServiceDispatcher in CPU mode on a
+// thread, backends as ServiceClients (one per thread where they run concurrently), and every
+// answer compared with the plain CPU engine run here on the same graph. Faults (cancel, a dead
+// service, a dead backend, the device budget) are played by writing the control segment the way
+// the supervisor or a crashed process would leave it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine.hpp"
+#include "graph.hpp"
+#include "predecessors.hpp"
+#include "service_client.hpp"
+#include "service_dispatcher.hpp"
+#include "service_protocol.hpp"
+#include "test_graphs.hpp"
+
+namespace gpu_routing {
+namespace {
+
+using service::ControlHeader;
+using service::ServiceClient;
+using service::ServiceDispatcher;
+using service::ServiceEngine;
+using service::ServiceMode;
+using service::ServiceState;
+using service::SharedMapping;
+using service::SlotState;
+using testing::EdgeTable;
+using testing::RandomGraphSpec;
+
+constexpr std::size_t kRoomyBudget = std::size_t{1} << 30;
+
+const EngineInfo& dijkstra_info() {
+  const EngineInfo* info = find_engine("dijkstra", Device::kCpu);
+  EXPECT_NE(info, nullptr);
+  return *info;
+}
+
+Graph make_graph(const RandomGraphSpec& spec, unsigned seed, bool directed) {
+  EdgeTable table = testing::random_edges(spec, seed);
+  Graph graph = build_graph(table.view(), directed);
+  ensure_reverse(graph);  // predecessor arcs need it, on both sides of the service
+  return graph;
+}
+
+// Rows for some sources: distances, and predecessor arcs when asked.
+struct Rows {
+  std::vector<double> distances;
+  std::vector<ArcIndex> arcs;
+};
+
+struct Query {
+  std::vector<VertexIndex> sources;
+  std::vector<VertexIndex> targets;  // empty: none
+  bool compact = false;
+  bool predecessors = false;
+};
+
+Rows solve_with(ShortestPathEngine& engine, const Query& query) {
+  const std::size_t n = static_cast<std::size_t>(engine.graph().vertex_count());
+  const std::size_t width = query.compact ? query.targets.size() : n;
+  Rows rows;
+  rows.distances.assign(query.sources.size() * width, -1.0);
+  if (query.predecessors) rows.arcs.assign(query.sources.size() * n, -7);
+  SolveRequest request;
+  request.sources = query.sources.data();
+  request.source_count = static_cast<int>(query.sources.size());
+  if (!query.targets.empty()) {
+    request.targets = query.targets.data();
+    request.target_count = static_cast<int>(query.targets.size());
+  }
+  request.compact_targets = query.compact;
+  request.distances = rows.distances.data();
+  if (query.predecessors) request.predecessor_arcs = rows.arcs.data();
+  engine.solve(request);
+  return rows;
+}
+
+// The plain CPU engine in this process: full, exact rows (no targets hint).
+Rows solve_locally(const Graph& graph, const std::vector<VertexIndex>& sources, bool predecessors) {
+  EngineOptions options;
+  options.threads = 1;
+  auto engine = dijkstra_info().create(graph, options);
+  Query query;
+  query.sources = sources;
+  query.predecessors = predecessors;
+  return solve_with(*engine, query);
+}
+
+// Polls `condition` until it holds or 5 s pass; the service's own waits are short slices.
+bool eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// A thread a test waits on. A failed ASSERT leaves the test early: the thread is then joined
+// after `unblock` (what makes it return: a cancel, a failed service), rather than destroyed while
+// joinable (std::terminate) or waited for forever.
+class TestThread {
+ public:
+  TestThread(std::function<void()> body, std::function<void()> unblock)
+      : unblock_(std::move(unblock)), thread_(std::move(body)) {}
+  ~TestThread() {
+    if (!thread_.joinable()) return;
+    unblock_();
+    thread_.join();
+  }
+  void join() { thread_.join(); }
+
+ private:
+  std::function<void()> unblock_;
+  std::thread thread_;
+};
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Far above any pid_max, and different for each test and each run of the binary, so that no
+    // two tests (and no real server) share a control segment or its /dev/shm names.
+    static std::atomic<int> test_number{0};
+    postmaster_pid_ = 900000000L + static_cast<long>(getpid() % 100000) * 100 + test_number++ % 100;
+    control_ = SharedMapping::create(service::control_segment_name(postmaster_pid_),
+                                     sizeof(ControlHeader));
+    header_ = static_cast<ControlHeader*>(control_.data());
+    service::initialize_header(header_, ServiceMode::kCpu, getpid());
+    set_state(ServiceState::kReady);
+  }
+
+  void TearDown() override {
+    stop_dispatcher();
+    dispatcher_.reset();  // before the header it points into is unmapped
+    const std::string name = control_.name();
+    control_.reset();
+    service::unlink_segment(name);
+    service::remove_leftover_segments(postmaster_pid_, true);
+  }
+
+  void set_state(ServiceState state) { header_->state.store(static_cast<std::uint32_t>(state)); }
+
+  void start_dispatcher(std::size_t automatic_budget = kRoomyBudget) {
+    ASSERT_EQ(dispatcher_, nullptr);
+    stop_.store(false);
+    dispatcher_ = std::make_unique<ServiceDispatcher>(header_, ServiceMode::kCpu, automatic_budget);
+    exit_code_.store(-1);
+    dispatcher_thread_ = std::thread([this] { exit_code_.store(dispatcher_->run(stop_)); });
+  }
+
+  // Joins the dispatcher thread; the dispatcher object stays for its counters until the next
+  // start (or the end of the test).
+  void stop_dispatcher() {
+    if (!dispatcher_thread_.joinable()) return;
+    stop_.store(true);
+    header_->doorbell.fetch_add(1);
+    service::futex_wake_all(&header_->doorbell);
+    dispatcher_thread_.join();
+  }
+
+  void restart_dispatcher() {
+    stop_dispatcher();
+    dispatcher_.reset();
+    start_dispatcher();
+  }
+
+  std::unique_ptr<ServiceClient> connect_client() {
+    // Each client names its segments by its own backend pid (they are fake: several clients run
+    // in this one process, which owns all their requests).
+    auto client = std::make_unique<ServiceClient>(postmaster_pid_, next_backend_pid_++, getpid());
+    EXPECT_TRUE(client->connect());
+    return client;
+  }
+
+  static std::unique_ptr<ShortestPathEngine> service_engine(
+      ServiceClient& client, const Graph& graph, const EngineOptions& options = single_thread(),
+      const std::string& image_segment = "") {
+    return client.create(dijkstra_info(), graph, options, image_segment);
+  }
+
+  static EngineOptions single_thread() {
+    EngineOptions options;
+    options.threads = 1;
+    return options;
+  }
+
+  static const ServiceEngine& as_service_engine(const ShortestPathEngine& engine) {
+    return dynamic_cast<const ServiceEngine&>(engine);
+  }
+
+  SlotState slot_state(int index) const {
+    return static_cast<SlotState>(header_->slots[index].state.load());
+  }
+
+  int count_slots(SlotState state) const {
+    int count = 0;
+    for (int i = 0; i < service::kSlotCount; ++i) count += slot_state(i) == state ? 1 : 0;
+    return count;
+  }
+
+  bool all_slots_free() const { return count_slots(SlotState::kFree) == service::kSlotCount; }
+
+  // The index of the first slot in `state`, or -1.
+  int find_slot(SlotState state) const {
+    for (int i = 0; i < service::kSlotCount; ++i)
+      if (slot_state(i) == state) return i;
+    return -1;
+  }
+
+  // A graph image in a segment of its own, as a kept graph's DSM segment is: clients pass its
+  // name, and the service maps it by that name.
+  SharedMapping publish_image(const Graph& graph, std::uint64_t sequence) {
+    const std::string name = service::graph_segment_name(postmaster_pid_, getpid(), sequence);
+    SharedMapping mapping = SharedMapping::create(name, graph_image_bytes(graph));
+    write_graph_image(graph, mapping.data());
+    return mapping;
+  }
+
+  long postmaster_pid_ = 0;
+  long next_backend_pid_ = 1000;
+  SharedMapping control_;
+  ControlHeader* header_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<ServiceDispatcher> dispatcher_;
+  std::thread dispatcher_thread_;
+  std::atomic<int> exit_code_{-1};  // what run() returned; -1 while it runs
+};
+
+// --- 1. One source ----------------------------------------------------------------------------
+
+TEST_F(ServiceTest, OneSourceMatchesTheCpuEngineOnRandomGraphs) {
+  start_dispatcher();
+  auto client = connect_client();
+  int checked = 0;
+  for (unsigned seed = 1; seed <= 24; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 20 + static_cast<int>(seed * 53 % 400);
+    spec.edges = spec.vertices * static_cast<int>(1 + seed % 4);
+    spec.zero_weights = seed % 3 == 0;
+    spec.max_weight = seed % 3 == 0 ? 3 : 100;  // few distinct weights: many ties
+    spec.parallel_edges = true;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    spec.integer_weights = seed % 8 != 7;  // the same engine on the same image: exact anyway
+    const bool directed = seed % 2 == 0;
+    const Graph graph = make_graph(spec, seed, directed);
+    if (graph.vertex_count() == 0) continue;
+    auto engine = service_engine(*client, graph);
+    const VertexIndex n = graph.vertex_count();
+    for (VertexIndex source : {VertexIndex{0}, n / 2, n - 1}) {
+      Query query;
+      query.sources = std::vector<VertexIndex>{source};
+      query.predecessors = true;
+      const Rows got = solve_with(*engine, query);
+      const Rows want = solve_locally(graph, {source}, true);
+      ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances))
+          << testing::describe(spec, seed) << " source " << source;
+      ASSERT_EQ(got.arcs, want.arcs) << testing::describe(spec, seed) << " source " << source;
+      ASSERT_TRUE(
+          testing::valid_predecessors(graph, got.distances.data(), got.arcs.data(), source));
+      // Distances only: no predecessor pass, the same row.
+      query.predecessors = false;
+      ASSERT_TRUE(
+          testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+      ++checked;
+    }
+    EXPECT_EQ(as_service_engine(*engine).service_report().batch_size, 1);
+  }
+  EXPECT_GT(checked, 60);
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- 2. Many sources, targets, compact rows ---------------------------------------------------
+
+TEST_F(ServiceTest, ManySourcesTargetsAndCompactRows) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 700;
+  spec.edges = 2500;
+  spec.zero_weights = true;
+  spec.components = 2;
+  const Graph graph = make_graph(spec, 42, true);
+  const VertexIndex n = graph.vertex_count();
+  auto engine = service_engine(*client, graph);
+  const std::vector<VertexIndex> sources = {3, n - 1, 3, n / 2, 0, 17, n / 3};  // one twice
+  const std::vector<VertexIndex> targets = {n - 2, 5, 0, n / 2, 5, n / 4};      // one twice
+  const Rows want = solve_locally(graph, sources, true);
+  const std::size_t width = static_cast<std::size_t>(n);
+
+  // Full rows with predecessor arcs, one request.
+  Query full;
+  full.sources = sources;
+  full.predecessors = true;
+  const Rows got = solve_with(*engine, full);
+  ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+  ASSERT_EQ(got.arcs, want.arcs);
+
+  // Targets as a hint: full rows whose target columns are exact.
+  Query hinted;
+  hinted.sources = sources;
+  hinted.targets = targets;
+  const Rows partial = solve_with(*engine, hinted);
+  for (std::size_t s = 0; s < sources.size(); ++s)
+    for (VertexIndex t : targets)
+      ASSERT_EQ(partial.distances[s * width + static_cast<std::size_t>(t)],
+                want.distances[s * width + static_cast<std::size_t>(t)])
+          << "source " << sources[s] << " target " << t;
+
+  // Compact rows (the CPU Dijkstra engine cannot make them: the service does), many sources and
+  // one source (which is not batchable: its row is not a full row).
+  for (std::size_t count : {sources.size(), std::size_t{1}}) {
+    Query compact;
+    compact.sources.assign(sources.begin(), sources.begin() + static_cast<long>(count));
+    compact.targets = targets;
+    compact.compact = true;
+    const Rows cells = solve_with(*engine, compact);
+    ASSERT_EQ(cells.distances.size(), count * targets.size());
+    for (std::size_t s = 0; s < count; ++s)
+      for (std::size_t t = 0; t < targets.size(); ++t)
+        ASSERT_EQ(cells.distances[s * targets.size() + t],
+                  want.distances[s * width + static_cast<std::size_t>(targets[t])])
+            << "source " << sources[s] << " target " << targets[t];
+  }
+  // Some cells are unreachable (two components), so infinity crossed the service too.
+  bool any_unreachable = false;
+  for (double d : want.distances) any_unreachable = any_unreachable || d == kInfinity;
+  EXPECT_TRUE(any_unreachable);
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+}
+
+// --- 3. Concurrency and batching --------------------------------------------------------------
+
+TEST_F(ServiceTest, ConcurrentClientsShareLaunchesAndEachGetsItsOwnRow) {
+  RandomGraphSpec spec;
+  spec.vertices = 1500;
+  spec.edges = 6000;
+  spec.zero_weights = true;
+  spec.components = 2;
+  const Graph graph = make_graph(spec, 7, false);
+  const VertexIndex n = graph.vertex_count();
+  // One image for every client (a kept graph): only requests on the same image share a launch.
+  const SharedMapping image = publish_image(graph, 1);
+
+  constexpr int kThreads = 16;
+  constexpr int kRequests = 9;
+  auto source_of = [&](int thread, int request) {
+    return static_cast<VertexIndex>((thread * 131 + request * 17) % n);
+  };
+  auto target_of = [&](int thread) { return static_cast<VertexIndex>((thread * 89 + 3) % n); };
+  std::map<VertexIndex, Rows> expected;
+  for (int t = 0; t < kThreads; ++t)
+    for (int r = 0; r < kRequests; ++r)
+      if (!expected.count(source_of(t, r)))
+        expected[source_of(t, r)] = solve_locally(graph, {source_of(t, r)}, true);
+
+  header_->batch_window_ns.store(20'000'000);
+  start_dispatcher();
+  std::vector<std::unique_ptr<ServiceClient>> clients;
+  for (int t = 0; t < kThreads; ++t) clients.push_back(connect_client());
+
+  std::atomic<int> wrong{0}, failed{0}, largest_batch{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto engine = service_engine(*clients[static_cast<std::size_t>(t)], graph, single_thread(),
+                                   image.name());
+      while (!go.load()) std::this_thread::yield();
+      for (int r = 0; r < kRequests; ++r) {
+        // Rounds of three kinds (the threads go in step, so each launch holds one kind): with
+        // predecessor arcs (which share launches only among themselves), plain rows, and rows
+        // with targets (one-to-one paths: the launch stops early on the union of the targets).
+        const VertexIndex source = source_of(t, r);
+        Query query;
+        query.sources = std::vector<VertexIndex>{source};
+        query.predecessors = r % 3 == 0;
+        if (r % 3 == 2) query.targets = {target_of(t), target_of(t + 5)};
+        try {
+          const Rows got = solve_with(*engine, query);
+          const Rows& want = expected.at(source);
+          if (query.targets.empty()) {
+            if (got.distances != want.distances || (query.predecessors && got.arcs != want.arcs))
+              ++wrong;
+            continue;
+          }
+          // Targets exact, and the paths traced from the row (as RoutingCall does) are the ones
+          // the full predecessor row gives.
+          for (VertexIndex target : query.targets) {
+            const std::size_t at = static_cast<std::size_t>(target);
+            if (got.distances[at] != want.distances[at] ||
+                trace_path(graph.reverse, got.distances.data(), source, target) !=
+                    path_from_predecessors(graph.reverse, want.arcs.data(), source, target))
+              ++wrong;
+          }
+        } catch (const std::exception& error) {
+          ADD_FAILURE() << "thread " << t << " request " << r << ": " << error.what();
+          ++failed;
+        }
+      }
+      const int batch = as_service_engine(*engine).service_report().batch_size;
+      int seen = largest_batch.load();
+      while (batch > seen && !largest_batch.compare_exchange_weak(seen, batch)) {
+      }
+    });
+  }
+  go.store(true);
+  for (auto& thread : threads) thread.join();
+
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(largest_batch.load(), 1);
+  EXPECT_EQ(header_->requests.load(), static_cast<std::uint64_t>(kThreads * kRequests));
+  EXPECT_LT(header_->batches.load(), header_->requests.load());
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- 4. A kept graph's image replaced under the same name -------------------------------------
+
+TEST_F(ServiceTest, AnImageReplacedUnderItsNameIsAnsweredFromTheNewWeights) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 400;
+  spec.edges = 1600;
+  EdgeTable table = testing::random_edges(spec, 5);
+  Graph before = build_graph(table.view(), true);
+  ensure_reverse(before);
+  // The same arcs, other weights: the same vertices, so only the weights tell them apart.
+  for (double& cost : table.costs)
+    if (cost >= 0) cost = cost * 3 + 1;
+  Graph after = build_graph(table.view(), true);
+  ensure_reverse(after);
+  ASSERT_EQ(before.vertex_count(), after.vertex_count());
+
+  const SharedMapping first = publish_image(before, 1);
+  const std::string name = first.name();
+  const std::vector<VertexIndex> sources = {0, 9};
+  Query query;
+  query.sources = sources;
+  query.predecessors = true;
+  {
+    auto engine = service_engine(*client, before, single_thread(), name);
+    const Rows got = solve_with(*engine, query);
+    const Rows want = solve_locally(before, sources, true);
+    ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+    ASSERT_EQ(got.arcs, want.arcs);
+  }
+
+  // The kept graph rebuilt: a new segment under the same name (the old one is still mapped here
+  // and by the service, so its inode cannot be reused).
+  const SharedMapping second = publish_image(after, 1);
+  ASSERT_EQ(second.name(), name);
+  ASSERT_NE(second.inode(), first.inode());
+  auto engine = service_engine(*client, after, single_thread(), name);
+  const Rows got = solve_with(*engine, query);
+  const Rows want = solve_locally(after, sources, true);
+  const Rows stale = solve_locally(before, sources, true);
+  ASSERT_NE(want.distances, stale.distances);
+  ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+  ASSERT_EQ(got.arcs, want.arcs);
+  // The service's cached copy of the old image is no longer used (and goes at its next sweep).
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+}
+
+// --- 5. Cancel --------------------------------------------------------------------------------
+
+TEST_F(ServiceTest, ACancelAlreadyRaisedTouchesNoSlot) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 3, true);
+  std::atomic<bool> cancel{true};
+  EngineOptions options = single_thread();
+  options.cancel = CancelToken(nullptr, &cancel);
+  auto engine = service_engine(*client, graph, options);
+  Query query;
+  query.sources = std::vector<VertexIndex>{1};
+  EXPECT_THROW(solve_with(*engine, query), Cancelled);
+  EXPECT_TRUE(all_slots_free());
+  EXPECT_EQ(header_->next_ticket.load(), 1u);  // nothing was submitted
+  cancel.store(false);
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(),
+                                      solve_locally(graph, {1}, false).distances));
+}
+
+TEST_F(ServiceTest, ACancelWhileSubmittedAbandonsTheRequestAndOthersGoOn) {
+  // No dispatcher yet: the request waits in its slot until cancelled.
+  auto client = connect_client();
+  auto other_client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 300;
+  spec.edges = 1200;
+  const Graph graph = make_graph(spec, 11, true);
+  std::atomic<bool> cancel{false};
+  EngineOptions options = single_thread();
+  options.cancel = CancelToken(nullptr, &cancel);
+  auto engine = service_engine(*client, graph, options);
+  Query query;
+  query.sources = std::vector<VertexIndex>{4};
+  query.predecessors = true;
+
+  std::atomic<int> outcome{0};  // 1: Cancelled, 2: anything else
+  TestThread waiter(
+      [&] {
+        try {
+          solve_with(*engine, query);
+          outcome = 2;
+        } catch (const Cancelled&) {
+          outcome = 1;
+        } catch (...) {
+          outcome = 2;
+        }
+      },
+      [&] { cancel.store(true); });
+  ASSERT_TRUE(eventually([&] { return find_slot(SlotState::kSubmitted) >= 0; }));
+  const int slot = find_slot(SlotState::kSubmitted);
+  cancel.store(true);
+  ASSERT_TRUE(eventually([&] { return outcome.load() != 0; }));
+  waiter.join();
+  EXPECT_EQ(outcome.load(), 1);
+  EXPECT_EQ(slot_state(slot), SlotState::kAbandoned);
+
+  // The service frees what was abandoned, and serves the same and other clients.
+  start_dispatcher();
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+  cancel.store(false);
+  const Rows want = solve_locally(graph, {4}, true);
+  const Rows got = solve_with(*engine, query);
+  EXPECT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+  EXPECT_EQ(got.arcs, want.arcs);
+  auto other = service_engine(*other_client, graph);
+  EXPECT_TRUE(testing::same_distances(solve_with(*other, query).distances.data(), want.distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, ACancelWhileQueuedInTheBatchWindowIsDroppedByTheService) {
+  // A long batch window holds the request in the dispatcher (state running) while we cancel it.
+  header_->batch_window_ns.store(300'000'000);
+  start_dispatcher();
+  auto client = connect_client();
+  auto other_client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 300;
+  spec.edges = 1200;
+  const Graph graph = make_graph(spec, 12, false);
+  std::atomic<bool> cancel{false};
+  EngineOptions options = single_thread();
+  options.cancel = CancelToken(nullptr, &cancel);
+  auto engine = service_engine(*client, graph, options);
+  Query query;
+  query.sources = std::vector<VertexIndex>{8};
+
+  std::atomic<int> outcome{0};
+  TestThread waiter(
+      [&] {
+        try {
+          solve_with(*engine, query);
+          outcome = 2;
+        } catch (const Cancelled&) {
+          outcome = 1;
+        } catch (...) {
+          outcome = 2;
+        }
+      },
+      [&] { cancel.store(true); });
+  ASSERT_TRUE(eventually([&] { return find_slot(SlotState::kRunning) >= 0 || outcome != 0; }));
+  cancel.store(true);
+  ASSERT_TRUE(eventually([&] { return outcome.load() != 0; }));
+  waiter.join();
+  EXPECT_EQ(outcome.load(), 1);
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+
+  header_->batch_window_ns.store(0);
+  cancel.store(false);
+  const Rows want = solve_locally(graph, {8}, false);
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  auto other = service_engine(*other_client, graph);
+  EXPECT_TRUE(testing::same_distances(solve_with(*other, query).distances.data(), want.distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, ARequestCancelledInItsBatchDoesNotFailTheOthers) {
+  // Two clients' requests wait in one batch window; the first is cancelled (its owner removes its
+  // I/O segment at once). The launch still answers the second.
+  header_->batch_window_ns.store(300'000'000);
+  start_dispatcher();
+  RandomGraphSpec spec;
+  spec.vertices = 300;
+  spec.edges = 1200;
+  const Graph graph = make_graph(spec, 13, true);
+  const SharedMapping image = publish_image(graph, 1);
+  auto cancelled_client = connect_client();
+  auto waiting_client = connect_client();
+  std::atomic<bool> cancel{false};
+  EngineOptions options = single_thread();
+  options.cancel = CancelToken(nullptr, &cancel);
+  auto cancelled_engine = service_engine(*cancelled_client, graph, options, image.name());
+  auto waiting_engine = service_engine(*waiting_client, graph, single_thread(), image.name());
+
+  std::atomic<int> cancelled_outcome{0};  // 1: Cancelled, 2: anything else
+  TestThread cancelled_thread(
+      [&] {
+        Query query;
+        query.sources = std::vector<VertexIndex>{10};
+        try {
+          solve_with(*cancelled_engine, query);
+          cancelled_outcome = 2;
+        } catch (const Cancelled&) {
+          cancelled_outcome = 1;
+        } catch (...) {
+          cancelled_outcome = 2;
+        }
+      },
+      [&] { cancel.store(true); });
+  ASSERT_TRUE(eventually([&] { return count_slots(SlotState::kRunning) == 1; }));
+  Rows answer;
+  std::string failure;
+  TestThread waiting_thread(
+      [&] {
+        Query query;
+        query.sources = std::vector<VertexIndex>{20};
+        try {
+          answer = solve_with(*waiting_engine, query);
+        } catch (const std::exception& error) {
+          failure = error.what();
+        }
+      },
+      [] {});  // the dispatcher answers it
+  ASSERT_TRUE(eventually([&] { return count_slots(SlotState::kRunning) == 2; }));
+  cancel.store(true);
+  cancelled_thread.join();
+  waiting_thread.join();
+  EXPECT_EQ(cancelled_outcome.load(), 1);
+  ASSERT_EQ(failure, "");
+  EXPECT_TRUE(testing::same_distances(answer.distances.data(),
+                                      solve_locally(graph, {20}, false).distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- 6. The service dies ----------------------------------------------------------------------
+
+TEST_F(ServiceTest, ARequestInFlightWhenTheServiceDiesFailsWithNoDevice) {
+  // No dispatcher: the request stays submitted, as with a service that died holding it.
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 21, true);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{2};
+
+  std::atomic<int> outcome{0};  // 1: RoutingError kNoDevice, 2: anything else
+  std::string message;
+  TestThread waiter(
+      [&] {
+        try {
+          solve_with(*engine, query);
+          outcome = 2;
+        } catch (const RoutingError& error) {
+          message = error.what();
+          outcome = error.kind() == ErrorKind::kNoDevice ? 1 : 2;
+        } catch (...) {
+          outcome = 2;
+        }
+      },
+      [&] { service::fail_in_flight(header_, "the test gave up"); });
+  ASSERT_TRUE(eventually([&] { return find_slot(SlotState::kSubmitted) >= 0; }));
+  const std::uint32_t generation = header_->generation.load();
+  // What the supervisor does when the service process exits.
+  set_state(ServiceState::kStopped);
+  service::fail_in_flight(header_, "the GPU service stopped (signal 9) while answering this call");
+  EXPECT_EQ(header_->generation.load(), generation + 1);
+  ASSERT_TRUE(eventually([&] { return outcome.load() != 0; }));
+  waiter.join();
+  EXPECT_EQ(outcome.load(), 1) << message;
+  EXPECT_NE(message.find("stopped"), std::string::npos) << message;
+  // Whichever saw it first (the owner abandoning, or the supervisor failing it), the slot is free.
+  EXPECT_TRUE(all_slots_free());
+
+  // While stopped, calls are refused at once; once a new service is ready they are answered.
+  EXPECT_THROW(solve_with(*engine, query), RoutingError);
+  set_state(ServiceState::kReady);
+  start_dispatcher();
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(),
+                                      solve_locally(graph, {2}, false).distances));
+}
+
+// --- 7. The device budget ---------------------------------------------------------------------
+
+TEST_F(ServiceTest, AGraphOverTheBudgetIsRefusedNamingTheSetting) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 500;
+  spec.edges = 2000;
+  const Graph graph = make_graph(spec, 31, true);
+  const std::size_t estimate = dijkstra_info().estimate_bytes(graph, 1);
+  header_->device_budget_bytes.store(estimate - 1);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{0};
+  try {
+    solve_with(*engine, query);
+    ADD_FAILURE() << "a graph over the budget was served";
+  } catch (const RoutingError& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kOutOfMemory);
+    EXPECT_NE(std::string(error.what()).find("gpu_routing.gpu_graph_memory"), std::string::npos)
+        << error.what();
+  }
+  // Raised (a reload): the same engine is served.
+  header_->device_budget_bytes.store(estimate);
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(),
+                                      solve_locally(graph, {0}, false).distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, TheLeastRecentlyUsedGraphMakesRoomUnderTheBudget) {
+  RandomGraphSpec small_spec, large_spec;
+  small_spec.vertices = 600;
+  small_spec.edges = 2400;
+  large_spec.vertices = 900;
+  large_spec.edges = 3600;
+  const Graph small = make_graph(small_spec, 41, true);
+  const Graph large = make_graph(large_spec, 42, false);
+  const std::size_t small_bytes = dijkstra_info().estimate_bytes(small, 1);
+  const std::size_t large_bytes = dijkstra_info().estimate_bytes(large, 1);
+  const std::size_t budget = std::max(small_bytes, large_bytes) + 16;
+  ASSERT_LT(budget, small_bytes + large_bytes);  // room for either graph, never both
+  header_->device_budget_bytes.store(budget);
+  start_dispatcher();
+  auto client = connect_client();
+  auto small_engine = service_engine(*client, small);
+  auto large_engine = service_engine(*client, large);
+  for (int round = 0; round < 6; ++round) {
+    const bool use_small = round % 2 == 0;
+    const Graph& graph = use_small ? small : large;
+    const VertexIndex source = static_cast<VertexIndex>(round * 37 % graph.vertex_count());
+    Query query;
+    query.sources = std::vector<VertexIndex>{source};
+    query.predecessors = true;
+    const Rows got = solve_with(use_small ? *small_engine : *large_engine, query);
+    const Rows want = solve_locally(graph, {source}, true);
+    ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances)) << round;
+    ASSERT_EQ(got.arcs, want.arcs) << round;
+    EXPECT_LE(header_->device_bytes_used.load(), budget) << round;
+  }
+  stop_dispatcher();  // its cache is read on this thread now
+  EXPECT_LE(dispatcher_->device_bytes_in_use(), budget);
+  EXPECT_EQ(dispatcher_->cached_engines(), 1u);
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+}
+
+TEST_F(ServiceTest, ABatchLargerThanTheBudgetAllowsIsSplitNotRefused) {
+  // Each request fits the budget alone; a launch of all of them together would not. Batching is
+  // the service's own choice, so it must not turn requests that fit into failures.
+  RandomGraphSpec spec;
+  spec.vertices = 800;
+  spec.edges = 3200;
+  const Graph graph = make_graph(spec, 51, true);
+  const SharedMapping image = publish_image(graph, 1);
+  header_->device_budget_bytes.store(dijkstra_info().estimate_bytes(graph, 2));
+  header_->batch_window_ns.store(20'000'000);
+  start_dispatcher();
+
+  constexpr int kThreads = 8;
+  constexpr int kRequests = 3;
+  std::vector<std::unique_ptr<ServiceClient>> clients;
+  for (int t = 0; t < kThreads; ++t) clients.push_back(connect_client());
+  std::atomic<int> wrong{0}, failed{0}, largest_batch{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto engine = service_engine(*clients[static_cast<std::size_t>(t)], graph, single_thread(),
+                                   image.name());
+      while (!go.load()) std::this_thread::yield();
+      for (int r = 0; r < kRequests; ++r) {
+        const VertexIndex source = static_cast<VertexIndex>((t * 97 + r * 13) % 800);
+        Query query;
+        query.sources = std::vector<VertexIndex>{source};
+        try {
+          if (solve_with(*engine, query).distances !=
+              solve_locally(graph, {source}, false).distances)
+            ++wrong;
+        } catch (const std::exception& error) {
+          ++failed;
+          ADD_FAILURE() << "thread " << t << ": " << error.what();
+        }
+      }
+      const int batch = as_service_engine(*engine).service_report().batch_size;
+      int seen = largest_batch.load();
+      while (batch > seen && !largest_batch.compare_exchange_weak(seen, batch)) {
+      }
+    });
+  }
+  go.store(true);
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(failed.load(), 0);
+  // Launches were still shared, two requests at most (what the budget holds).
+  EXPECT_EQ(largest_batch.load(), 2);
+  EXPECT_LT(header_->batches.load(), header_->requests.load());
+  EXPECT_LE(header_->device_bytes_used.load(), header_->device_budget_bytes.load());
+}
+
+// --- Injected faults (gpu_routing.test_fault) -------------------------------------------------
+
+TEST_F(ServiceTest, ADeviceFaultFailsTheRequestAndEndsTheServiceProcess) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 81, true);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{3};
+  client->set_test_fault_flags(service::kFlagFaultDevice);
+  try {
+    solve_with(*engine, query);
+    ADD_FAILURE() << "an injected device fault was not reported";
+  } catch (const RoutingError& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kInternal);
+    EXPECT_NE(std::string(error.what()).find("CUDA error"), std::string::npos) << error.what();
+  }
+  // The process exits for a fresh context: run() returns the code the supervisor restarts on.
+  EXPECT_TRUE(eventually([&] { return exit_code_.load() != -1; }));
+  EXPECT_EQ(exit_code_.load(), service::kExitDeviceFault);
+  // The supervisor's part, then a new service process.
+  service::fail_in_flight(header_, "the GPU service stopped (exit code 3)");
+  client->set_test_fault_flags(0);
+  restart_dispatcher();
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(),
+                                      solve_locally(graph, {3}, false).distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, DeviceMemoryRunningOutEmptiesTheCacheAndTheServiceGoesOn) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 82, false);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{6};
+  const Rows want = solve_locally(graph, {6}, false);
+  ASSERT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  EXPECT_GT(header_->device_bytes_used.load(), 0u);
+  client->set_test_fault_flags(service::kFlagFaultMemory);
+  try {
+    solve_with(*engine, query);
+    ADD_FAILURE() << "an injected out-of-memory was not reported";
+  } catch (const RoutingError& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kOutOfMemory);
+    EXPECT_NE(error.hint().find("freed"), std::string::npos) << error.hint();
+  }
+  EXPECT_EQ(header_->device_bytes_used.load(), 0u);  // the cache was emptied
+  EXPECT_EQ(exit_code_.load(), -1);                  // and the service still runs
+  client->set_test_fault_flags(0);
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- 8. Dead owners ---------------------------------------------------------------------------
+
+TEST_F(ServiceTest, SlotsOfADeadBackendAreReclaimed) {
+  // A pid that no process has any more: a child that exited and was reaped.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  ASSERT_FALSE(service::process_alive(child));
+
+  auto leave = [&](int index, SlotState state, long owner) {
+    header_->slots[index].owner_pid = static_cast<std::int32_t>(owner);
+    header_->slots[index].state.store(static_cast<std::uint32_t>(state));
+  };
+  leave(3, SlotState::kSubmitted, child);   // the service may still pick it up: abandoned
+  leave(4, SlotState::kFilling, child);     // never submitted: free
+  leave(5, SlotState::kDone, child);        // answered, never read: free
+  leave(6, SlotState::kFailed, child);      // the same
+  leave(7, SlotState::kFilling, getpid());  // a live owner's: kept
+  leave(8, SlotState::kRunning, child);     // the service's to finish: kept
+  EXPECT_EQ(service::reclaim_dead_owners(header_), 4);
+  EXPECT_EQ(slot_state(3), SlotState::kAbandoned);
+  EXPECT_EQ(slot_state(4), SlotState::kFree);
+  EXPECT_EQ(slot_state(5), SlotState::kFree);
+  EXPECT_EQ(slot_state(6), SlotState::kFree);
+  EXPECT_EQ(slot_state(7), SlotState::kFilling);
+  EXPECT_EQ(slot_state(8), SlotState::kRunning);
+  leave(8, SlotState::kFree, 0);
+
+  // The dispatcher frees abandoned slots when it meets them.
+  start_dispatcher();
+  EXPECT_TRUE(eventually([&] { return slot_state(3) == SlotState::kFree; }));
+
+  // And reclaims by itself (its sweep): a dead backend's unread answer, and a request it
+  // submitted and left (taken and failed, since its segments are gone, then freed).
+  leave(9, SlotState::kDone, child);
+  header_->slots[10].owner_pid = static_cast<std::int32_t>(child);
+  header_->slots[10].ticket = header_->next_ticket.fetch_add(1);
+  header_->slots[10].submitted_ns = service::monotonic_ns();
+  service::copy_field(header_->slots[10].engine, sizeof header_->slots[10].engine, "dijkstra");
+  header_->slots[10].source_count = 1;
+  header_->slots[10].state.store(static_cast<std::uint32_t>(SlotState::kSubmitted));
+  header_->doorbell.fetch_add(1);
+  service::futex_wake_all(&header_->doorbell);
+  EXPECT_TRUE(eventually(
+      [&] { return slot_state(9) == SlotState::kFree && slot_state(10) == SlotState::kFree; }));
+  EXPECT_EQ(slot_state(7), SlotState::kFilling);  // the live owner's is still untouched
+  leave(7, SlotState::kFree, 0);
+
+  // The service still serves.
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 61, true);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{5};
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(),
+                                      solve_locally(graph, {5}, false).distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- Segment names used again -----------------------------------------------------------------
+
+TEST_F(ServiceTest, ABackendPidUsedAgainGetsItsOwnAnswers) {
+  // A backend exits and a new one gets its pid: its segments get the same names as the old
+  // one's (new inodes). The service must not answer into the old, unlinked segment.
+  start_dispatcher();
+  RandomGraphSpec spec;
+  spec.vertices = 300;
+  spec.edges = 1200;
+  const Graph graph = make_graph(spec, 71, true);
+  for (int round = 0; round < 3; ++round) {
+    ServiceClient client(postmaster_pid_, 4242, getpid());
+    ASSERT_TRUE(client.connect());
+    auto engine = service_engine(client, graph);
+    const VertexIndex source = static_cast<VertexIndex>(round * 7);
+    Query query;
+    query.sources = std::vector<VertexIndex>{source};
+    query.predecessors = true;
+    const Rows got = solve_with(*engine, query);
+    const Rows want = solve_locally(graph, {source}, true);
+    ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances)) << round;
+    ASSERT_EQ(got.arcs, want.arcs) << round;
+  }
+}
+
+}  // namespace
+}  // namespace gpu_routing
