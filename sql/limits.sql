@@ -43,7 +43,8 @@ SET gpu_routing.max_memory = '1GB';
 SET gpu_routing.max_memory = '50MB';
 SET gpu_routing.device = cpu;
 SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM limits_grid', 0);
-SELECT device FROM gpu_routing_last_run();
+-- (Under gpu_routing.service = cpu the service runs it, with this session's thread count.)
+SELECT replace(device, ', through the GPU service', '') AS device FROM gpu_routing_last_run();
 RESET SESSION AUTHORIZATION;
 RESET gpu_routing.max_threads;
 RESET gpu_routing.max_memory_limit;
@@ -53,7 +54,7 @@ SET gpu_routing.threads = 2;
 SET gpu_routing.max_threads = 1;
 SET gpu_routing.device = cpu;
 SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost FROM limits_grid', 0);
-SELECT device FROM gpu_routing_last_run();
+SELECT replace(device, ', through the GPU service', '') AS device FROM gpu_routing_last_run();
 RESET gpu_routing.max_threads;
 RESET gpu_routing.threads;
 RESET gpu_routing.device;

@@ -1,6 +1,6 @@
 -- types_check: every function and overload of gpu_routing exists with the documented argument
 -- names, types and defaults, returns the documented columns and types, and has the declared
--- language, strictness and volatility (sql/gpu_routing--0.2.0.sql is the documentation).
+-- language, strictness and volatility (sql/gpu_routing--0.3.0.sql is the documentation).
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
@@ -97,7 +97,8 @@ SELECT pg_temp.overload_checks('gpu_routing_last_run', '{}', false, '', '{}',
   '{"function text","device text","algorithm text","reason text","vertices bigint","edges bigint",'
   '"sources bigint","rows bigint","rounds bigint","load_ms double precision","build_ms double precision",'
   '"compute_ms double precision","transfer_ms double precision","emit_ms double precision",'
-  '"total_ms double precision","notes text","graph text"}');
+  '"total_ms double precision","notes text","graph text","batch_size integer",'
+  '"wait_ms double precision"}');
 SELECT pg_temp.overload_checks('gpu_graphs', '{}', false, '', '{}',
   '{"name text","owner regrole","edges_sql text","tables regclass[]","refresh text","state text",'
   '"forms text","vertices bigint","edges bigint","host_bytes bigint","device_bytes bigint",'
@@ -209,7 +210,7 @@ SELECT set_eq(
                         'gpu_apsp_array(text,bigint[],bigint[],boolean)']) AS f,
            unnest(ARRAY['smallint', 'integer', 'numeric']) AS t),
   'gpu_routing defines exactly the documented functions');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.2.0', 'extension version 0.2.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.3.0', 'extension version 0.3.0');
 
 -- None runs as its owner, none is marked parallel safe (they run SPI queries and hold devices).
 SELECT is((SELECT count(*)::int FROM pg_proc p
