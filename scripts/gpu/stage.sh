@@ -7,7 +7,8 @@
 #                               older than pg-bundle.sh; PG_BUNDLE=remake makes it again
 #   .device/pg-install.sh       installs that bundle there and starts a server
 #   .device/data/               New York, Rome and the sample network (from ../shared/data)
-#   .device/stage.tar.xz        the extension (gpu_routing.so, control, SQL scripts), gpu_tests and
+#   .device/stage.tar.xz        the extension (gpu_routing.so, the GPU service's program
+#                               gpu_routing_service, control, SQL scripts), gpu_tests and
 #                               the benchmarks, built here (a CUDA build made here runs there), and
 #                               the checksums of the sources they were built from
 # Then prints the device `run` call to make and the size that travels (64 MiB at most).
@@ -65,15 +66,18 @@ make -j"$(nproc)" CORE_BUILD="$build" CORE_CMAKE_OPTIONS= >/dev/null
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/ext"
 cp gpu_routing.so gpu_routing.control sql/gpu_routing--*.sql "$stage/ext/"
+# The GPU service's program, which `make install` puts beside the library (install-service).
+[ -x "$build/gpu_routing_service" ] || die "$build/gpu_routing_service was not built"
+cp "$build/gpu_routing_service" "$stage/ext/"
 for b in test/unit/gpu_tests bench/near_far_bench bench/sssp_bench bench/apsp_bench bench/sql_bench; do
   [ -x "$build/$b" ] || die "$build/$b was not built (GoogleTest and libpq come from scripts/setup.sh)"
   cp "$build/$b" "$stage/bin/"
 done
-strip --strip-unneeded "$stage"/bin/* "$stage/ext/gpu_routing.so"
+strip --strip-unneeded "$stage"/bin/* "$stage/ext/gpu_routing.so" "$stage/ext/gpu_routing_service"
 # What the binaries were built from: suite.sh warns when the tree it runs with differs.
-git ls-files -co --exclude-standard -z -- src kernels sql bench test/unit CMakeLists.txt Makefile gpu_routing.control |
+git ls-files -co --exclude-standard -z -- src kernels service sql bench test/unit CMakeLists.txt Makefile gpu_routing.control |
   xargs -0 sha256sum > "$stage/SOURCES.sha256"
-echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src kernels sql bench test/unit CMakeLists.txt Makefile gpu_routing.control || echo ' with local changes'), built $(date -u '+%Y-%m-%d %H:%M UTC') from $build" \
+echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src kernels service sql bench test/unit CMakeLists.txt Makefile gpu_routing.control || echo ' with local changes'), built $(date -u '+%Y-%m-%d %H:%M UTC') from $build" \
   > "$stage/STAMP"
 tar -C "$dev" -cJf "$dev/stage.tar.xz" stage
 rm -rf "$stage"

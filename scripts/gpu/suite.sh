@@ -22,6 +22,10 @@
 #   sql-kept            kept graph vs edges_sql vs pgRouting, CPU and GPU (sql_bench --suite kept)
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
 #   kept-pgbench-cpu    the same with the CPU engine (the machine's cores)
+#   service-pgbench     the GPU service (issue 10): 64 clients of random New York routes, service vs
+#                       in-backend GPU vs CPU engine vs pgr_dijkstra, each on a server of its own
+#                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
+#                       that in all: run it alone)
 #   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
 #   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
@@ -35,7 +39,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept upgrade progress concurrency memcheck racecheck"
-all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu sql-arrays progress-bench engines sssp-engines scaling"
+all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -52,7 +56,7 @@ logs=$out/logs
 summary=$out/summary.txt
 bench_files=()
 # A second run with the same $OUT (only when OUT is not the device tool's) starts clean too.
-rm -rf "$logs" "$out/logs.tar.gz" "$out/bench.tar.gz" "$summary" "$out"/sql_*.md "$out"/kept_pgbench.md \
+rm -rf "$logs" "$out/logs.tar.gz" "$out/bench.tar.gz" "$summary" "$out"/sql_*.md "$out"/kept_pgbench*.md "$out"/service_pgbench.md \
   "$out"/scaling.md "$out"/scaling.csv "$out"/sssp_bench.md "$out"/sssp_bench.csv "$out"/apsp_bench.md "$out"/apsp_bench.csv
 mkdir -p "$logs"
 status_lines=$logs/.status
@@ -158,7 +162,8 @@ bash .device/pg-install.sh .device/pg15-bundle.tar.xz > "$logs/pg-install.log" 2
   setup_failed "pg-install.sh failed" "$logs/pg-install.log" /tmp/pgdata/server.log
 export PATH=/usr/lib/postgresql/15/bin:$PATH PGHOST=/tmp PGPORT=5432 PGUSER=postgres
 export GPU_ROUTING_DATA=$root/.device/data
-cp .device/stage/ext/gpu_routing.so "$(pg_config --pkglibdir)/"
+# The GPU service's program (gpu_routing.service = auto) lives beside the library.
+cp .device/stage/ext/gpu_routing.so .device/stage/ext/gpu_routing_service "$(pg_config --pkglibdir)/"
 cp .device/stage/ext/gpu_routing.control .device/stage/ext/gpu_routing--*.sql "$(pg_config --sharedir)/extension/"
 # Kept graphs live in shared memory: the server preloads the library, as scripts/cluster.sh does.
 { psql -X -q -c "ALTER SYSTEM SET shared_preload_libraries = 'gpu_routing'" &&
@@ -294,6 +299,11 @@ for part in $bench; do
       PGDATABASE=bench bench_run "$part" kept_pgbench.md bash bench/kept_pgbench.sh --device gpu --duration "${PGBENCH_SECONDS:-20}" ;;
     kept-pgbench-cpu)
       PGDATABASE=bench bench_run "$part" kept_pgbench_cpu.md bash bench/kept_pgbench.sh --device cpu --duration "${PGBENCH_SECONDS:-20}" ;;
+    service-pgbench)
+      # Servers of its own (ports 54430 and 54431): gpu_routing.service is a postmaster setting.
+      seconds=${SERVICE_PGBENCH_SECONDS:-60}
+      bench_run "$part" service_pgbench.md bash bench/service_pgbench.sh --duration "$seconds" \
+        --pgr-duration $((seconds < 30 ? seconds : 30)) ;;
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     progress-bench)
