@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian packages of gpu_routing, into build/packages/:
-#   postgresql-15-gpu-routing_VERSION_ARCH.deb  the extension (gpu_routing.so and its SQL scripts),
-#       built with CUDA when the toolkit is found (nvcc in PATH or /usr/local/cuda), the CUDA runtime
-#       linked statically: it loads and answers on the CPU where there is no NVIDIA driver.
+#   postgresql-15-gpu-routing_VERSION_ARCH.deb  the extension (gpu_routing.so, the GPU service
+#       program gpu_routing_service beside it in pkglibdir, and the SQL scripts), built with CUDA
+#       when the toolkit is found (nvcc in PATH or /usr/local/cuda), the CUDA runtime linked
+#       statically: it loads and answers on the CPU where there is no NVIDIA driver.
 #   gpu-routing-client_VERSION_ARCH.deb         gpu-route, libgpu_routing_client.a and its header.
 # VERSION is gpu_routing.control's default_version; ARCH is dpkg --print-architecture. Depends are
 # computed by dpkg-shlibdeps (plus postgresql-15); the control templates are packaging/*.control.in.
@@ -87,7 +88,9 @@ make -C "$src" -s install DESTDIR="$ext_root" "${make_args[@]}" >>"$work/make.lo
 pkglibdir=$("$pg_config" --pkglibdir)
 sharedir=$("$pg_config" --sharedir)
 so=$ext_root$pkglibdir/gpu_routing.so
+service=$ext_root$pkglibdir/gpu_routing_service
 [ -f "$so" ] || die "make install put no gpu_routing.so in $pkglibdir"
+[ -x "$service" ] || die "make install put no executable gpu_routing_service in $pkglibdir"
 if grep -q cudart_static "$core/extension_link_flags.txt" 2>/dev/null; then
   cuda_release=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\([0-9]*\.[0-9]*\).*/\1/p' \
     "$core"/CMakeFiles/*/CMakeCUDACompiler.cmake | tail -n 1)
@@ -113,7 +116,8 @@ DESTDIR=$client_root cmake --install "$work/client" --component client --strip >
 
 # --- the packages -------------------------------------------------------------------------------
 # deb_package NAME ROOT EXTRA_DEPENDS BINARIES...: DEBIAN/control (Depends from dpkg-shlibdeps on
-# BINARIES plus EXTRA_DEPENDS), md5sums, docs, then dpkg-deb into build/packages.
+# BINARIES plus EXTRA_DEPENDS), md5sums, docs, then dpkg-deb into build/packages. BINARIES other
+# than shared libraries (*.so) are programs: mode 755.
 mkdir -p "$out"
 esc() { printf '%s' "$1" | sed -e 's/[\\|&]/\\&/g'; }  # a sed replacement text, | as delimiter
 deb_package() {
@@ -138,10 +142,15 @@ deb_package() {
     || { cat "$shlib/warnings" >&2; die "dpkg-shlibdeps failed for $name"; }
   [ -n "$deps" ] || die "dpkg-shlibdeps found no dependencies for $name"
   [ -z "$extra" ] || deps="$extra, $deps"
-  # Debian's modes: directories and files 755/644, programs 755, shared libraries 644.
+  # Debian's modes: directories and files 755/644, programs 755 (those of usr/bin, and the
+  # BINARIES that are no shared library: gpu_routing_service in pkglibdir), shared libraries 644.
   find "$pkgroot" -type d -exec chmod 755 {} +
   find "$pkgroot" -type f -exec chmod 644 {} +
   [ ! -d "$pkgroot/usr/bin" ] || find "$pkgroot/usr/bin" -type f -exec chmod 755 {} +
+  local binary
+  for binary in "$@"; do
+    case "$binary" in *.so|*.so.*) ;; *) chmod 755 "$binary" ;; esac
+  done
   local size
   size=$(du -sk --exclude=DEBIAN "$pkgroot" | cut -f1)
   sed -e "s|@VERSION@|$(esc "$version")|" -e "s|@ARCH@|$(esc "$arch")|" \
@@ -159,10 +168,12 @@ deb_package() {
 
 step "packages"
 # Debian strips shipped binaries (the CUDA kernels stay: they are data sections of the library).
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$so"
-if objdump -p "$so" | grep -E 'NEEDED.*(libcuda|libcudart|libnvidia)'; then
-  die "gpu_routing.so links the CUDA driver or runtime dynamically (see above): it must not"
-fi
-deb_package postgresql-15-gpu-routing "$ext_root" "postgresql-15" "$so"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$so" "$service"
+for binary in "$so" "$service"; do
+  if objdump -p "$binary" | grep -E 'NEEDED.*(libcuda|libcudart|libnvidia)'; then
+    die "$(basename "$binary") links the CUDA driver or runtime dynamically (see above): it must not"
+  fi
+done
+deb_package postgresql-15-gpu-routing "$ext_root" "postgresql-15" "$so" "$service"
 deb_package gpu-routing-client "$client_root" "" "$client_root/usr/bin/gpu-route"
 echo "package.sh: $build_text Packages in build/packages/."

@@ -2,8 +2,10 @@
 # The Debian packages of scripts/package.sh, installed and tested as a user would have them:
 #   1. installs build/packages/postgresql-15-gpu-routing_V_A.deb and gpu-routing-client_V_A.deb
 #      (apt-get install ./x.deb, which fetches missing dependencies; dpkg -i where apt-get is absent);
-#   2. checks the files landed where PostgreSQL 15's pg_config says (pkglibdir, sharedir/extension),
-#      match the packages (dpkg --verify), and that gpu_routing.so needs no libcuda/libcudart;
+#   2. checks the files landed where PostgreSQL 15's pg_config says (pkglibdir: gpu_routing.so and
+#      the GPU service program gpu_routing_service, mode 755 in the package and runnable;
+#      sharedir/extension: the control file and SQL scripts), match the packages (dpkg --verify),
+#      and that gpu_routing.so and gpu_routing_service need no libcuda/libcudart;
 #   3. starts a fresh cluster (scripts/cluster.sh, which preloads the installed gpu_routing) and runs
 #      the SQL suites against the installed files, with their outputs under a folder of its own (not
 #      the repository's results/): pg_regress (the Makefile's REGRESS), the isolation tests
@@ -26,7 +28,7 @@ purge=0
 for arg in "$@"; do
   case "$arg" in
     --purge) purge=1 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test/package/run.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -88,15 +90,25 @@ states=$(for p in "$ext_pkg" "$client_pkg"; do dpkg-query -W -f='${Package} ${Ve
 # --- 2. the files ---------------------------------------------------------------------------------
 pkglibdir=$("$pg_config" --pkglibdir)
 extdir=$("$pg_config" --sharedir)/extension
-want=("$pkglibdir/gpu_routing.so" "$extdir/gpu_routing.control")
+service=$pkglibdir/gpu_routing_service
+want=("$pkglibdir/gpu_routing.so" "$service" "$extdir/gpu_routing.control")
 for f in sql/gpu_routing--*.sql; do want+=("$extdir/$(basename "$f")"); done
 listed=$(dpkg -L "$ext_pkg")
 missing=""
 for f in "${want[@]}"; do
   { [ -f "$f" ] && grep -qxF "$f" <<<"$listed"; } || missing="$missing $f"
 done
-[ -z "$missing" ] && pass "$ext_pkg put gpu_routing.so in $pkglibdir, the control file and the $((${#want[@]} - 2)) SQL scripts of sql/ in $extdir" \
+[ -z "$missing" ] && pass "$ext_pkg put gpu_routing.so and gpu_routing_service in $pkglibdir, the control file and the $((${#want[@]} - 3)) SQL scripts of sql/ in $extdir" \
   || fail "$ext_pkg: missing or not the package's:$missing"
+# The GPU service program: a program in the package (dpkg -c: mode 755), executable once installed,
+# and it runs (without arguments it prints its usage and exits 64: its libraries load).
+mode=$(dpkg -c "$ext_deb" | awk -v f="./${service#/}" '$NF == f { print $1 }')
+usage=$("$service" 2>&1) && rc=0 || rc=$?
+if [ "$mode" = -rwxr-xr-x ] && [ -x "$service" ] && [ "$rc" = 64 ] && grep -q '^usage: gpu_routing_service' <<<"$usage"; then
+  pass "$ext_pkg: gpu_routing_service is a program ($mode in the package), installed executable, runs (usage, exit 64)"
+else
+  fail "$ext_pkg: gpu_routing_service (want -rwxr-xr-x in dpkg -c, executable, usage and exit 64; got mode ${mode:-none}, exit $rc)" "$usage"
+fi
 client_want=(/usr/bin/gpu-route /usr/lib/libgpu_routing_client.a /usr/include/gpu_routing/router.hpp)
 missing=""
 for f in "${client_want[@]}"; do
@@ -108,14 +120,16 @@ if out=$(dpkg --verify "$ext_pkg" "$client_pkg" 2>&1) && [ -z "$out" ]; then
 else
   fail "dpkg --verify" "$out"
 fi
-needed=$(objdump -p "$pkglibdir/gpu_routing.so" | awk '/NEEDED/ { print $2 }' | paste -sd' ' -)
-if grep -qiE 'cuda|nvidia' <<<"$needed" || ldd "$pkglibdir/gpu_routing.so" | grep -qiE 'libcuda|libcudart'; then
-  fail "gpu_routing.so links CUDA dynamically" "NEEDED: $needed"
-else
-  pass "gpu_routing.so needs no libcuda/libcudart (NEEDED: $needed)"
-fi
-missing_libs=$(ldd /usr/bin/gpu-route "$pkglibdir/gpu_routing.so" | grep 'not found' || true)
-[ -z "$missing_libs" ] && pass "every shared library gpu-route and gpu_routing.so need is installed" \
+for binary in "$pkglibdir/gpu_routing.so" "$service"; do
+  needed=$(objdump -p "$binary" | awk '/NEEDED/ { print $2 }' | paste -sd' ' -)
+  if grep -qiE 'cuda|nvidia' <<<"$needed" || ldd "$binary" | grep -qiE 'libcuda|libcudart'; then
+    fail "$(basename "$binary") links CUDA dynamically" "NEEDED: $needed"
+  else
+    pass "$(basename "$binary") needs no libcuda/libcudart (NEEDED: $needed)"
+  fi
+done
+missing_libs=$(ldd /usr/bin/gpu-route "$pkglibdir/gpu_routing.so" "$service" | grep 'not found' || true)
+[ -z "$missing_libs" ] && pass "every shared library gpu-route, gpu_routing.so and gpu_routing_service need is installed" \
   || fail "libraries not found" "$missing_libs"
 
 # --- 3. the SQL suites against the installed files ----------------------------------------------

@@ -3,7 +3,9 @@
 -- this output between a database updated with ALTER EXTENSION gpu_routing UPDATE and a fresh
 -- CREATE EXTENSION of the same version. Only the extension's own objects are listed (members of
 -- the extension and the parts of its tables), never the user's objects that use them, and no data
--- (rows of the extension's tables, sequence values).
+-- (rows of the extension's tables, sequence values). Rows are ordered by the text of their names
+-- (an object's OID, and so its place in a scan, differs when an update script re-creates it);
+-- ORDER BY spells the expression out: `ORDER BY 2::text` would sort by a constant.
 \pset footer off
 \pset null '<null>'
 -- The library defines the gpu_routing.* settings when it is loaded (at start when preloaded).
@@ -18,7 +20,7 @@ FROM pg_extension e WHERE e.extname = 'gpu_routing';
 SELECT 'config dump', u.config::regclass, u.condition
 FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(config, condition)
 WHERE e.extname = 'gpu_routing'
-ORDER BY 2::text;
+ORDER BY u.config::regclass::text;
 
 -- Every member of the extension (pg_depend deptype 'e').
 WITH m AS (
@@ -50,7 +52,7 @@ SELECT 'function', p.oid::regprocedure, pg_get_function_identity_arguments(p.oid
        p.procost, p.prorows, p.prosupport, p.prosrc, p.probin, p.proconfig, p.proowner::regrole,
        p.proacl, obj_description(p.oid, 'pg_proc')
 FROM pg_proc p JOIN m ON m.objid = p.oid JOIN pg_language l ON l.oid = p.prolang
-ORDER BY 2::text;
+ORDER BY p.oid::regprocedure::text;
 
 WITH m AS (
   SELECT d.objid FROM pg_depend d
@@ -59,7 +61,7 @@ WITH m AS (
 SELECT 'function definition', p.oid::regprocedure, pg_get_functiondef(p.oid)
 FROM pg_proc p JOIN m ON m.objid = p.oid
 WHERE p.prokind IN ('f', 'p', 'w')
-ORDER BY 2::text;
+ORDER BY p.oid::regprocedure::text;
 
 -- Types: the extension's own, and the row types of its tables.
 WITH m AS (
@@ -72,7 +74,7 @@ SELECT 'type', t.oid::regtype, t.typtype, t.typcategory, t.typlen, t.typrelid::r
 FROM pg_type t
 WHERE t.oid IN (SELECT objid FROM m WHERE classid = 'pg_type'::regclass)
    OR t.typrelid IN (SELECT objid FROM m WHERE classid = 'pg_class'::regclass)
-ORDER BY 2::text;
+ORDER BY t.oid::regtype::text;
 
 -- Relations (tables, sequences, views): kind, owner, rights, options, comment.
 WITH m AS (
@@ -83,7 +85,7 @@ SELECT 'relation', c.oid::regclass, c.relkind, c.relpersistence, c.relowner::reg
        c.reloptions, c.relrowsecurity, c.relforcerowsecurity, c.relreplident,
        obj_description(c.oid, 'pg_class')
 FROM pg_class c JOIN m ON m.objid = c.oid
-ORDER BY 2::text;
+ORDER BY c.oid::regclass::text;
 
 -- Columns, in their order (dropped columns skipped): type, null, default, identity, generated,
 -- collation, rights, comment.
@@ -100,7 +102,7 @@ FROM pg_class c JOIN m ON m.objid = c.oid
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
-ORDER BY 2::text, 3;
+ORDER BY c.oid::regclass::text, 3;
 
 -- Constraints of the extension's tables.
 WITH m AS (
@@ -110,7 +112,7 @@ WITH m AS (
 SELECT 'constraint', co.conrelid::regclass, co.conname, co.contype, pg_get_constraintdef(co.oid),
        co.condeferrable, co.condeferred, co.convalidated, obj_description(co.oid, 'pg_constraint')
 FROM pg_constraint co JOIN m ON m.objid = co.conrelid
-ORDER BY 2::text, 3;
+ORDER BY co.conrelid::regclass::text, 3;
 
 -- Indexes of the extension's tables.
 WITH m AS (
@@ -120,7 +122,7 @@ WITH m AS (
 SELECT 'index', i.indrelid::regclass, ic.relname, pg_get_indexdef(i.indexrelid), i.indisunique,
        i.indisprimary, obj_description(i.indexrelid, 'pg_class')
 FROM pg_index i JOIN m ON m.objid = i.indrelid JOIN pg_class ic ON ic.oid = i.indexrelid
-ORDER BY 2::text, 3;
+ORDER BY i.indrelid::regclass::text, 3;
 
 -- Triggers and row security policies on the extension's tables.
 WITH m AS (
@@ -130,7 +132,7 @@ WITH m AS (
 SELECT 'trigger', t.tgrelid::regclass, t.tgname, pg_get_triggerdef(t.oid), t.tgenabled
 FROM pg_trigger t JOIN m ON m.objid = t.tgrelid
 WHERE NOT t.tgisinternal
-ORDER BY 2::text, 3;
+ORDER BY t.tgrelid::regclass::text, 3;
 
 WITH m AS (
   SELECT d.objid FROM pg_depend d
@@ -139,7 +141,7 @@ WITH m AS (
 SELECT 'policy', p.polrelid::regclass, p.polname, p.polcmd, p.polpermissive, p.polroles::regrole[],
        pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)
 FROM pg_policy p JOIN m ON m.objid = p.polrelid
-ORDER BY 2::text, 3;
+ORDER BY p.polrelid::regclass::text, 3;
 
 -- Sequences (the identity column's): parameters, not the current value.
 WITH m AS (
@@ -149,7 +151,7 @@ WITH m AS (
 SELECT 'sequence', s.seqrelid::regclass, s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmax,
        s.seqmin, s.seqcache, s.seqcycle
 FROM pg_sequence s JOIN m ON m.objid = s.seqrelid
-ORDER BY 2::text;
+ORDER BY s.seqrelid::regclass::text;
 
 -- Event triggers (every one of the database: the test databases have no others).
 SELECT 'event trigger', t.evtname, t.evtevent, t.evtfoid::regprocedure, t.evtenabled, t.evttags,

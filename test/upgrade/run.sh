@@ -4,24 +4,38 @@
 # that kept graphs work). Creates its own databases and drops them at the end.
 #
 # For every older version V the installed files offer (pg_available_extension_versions; today
-# 0.1.0), against the default version D (gpu_routing.control; today 0.2.0):
-#   1. database "updated": CREATE EXTENSION gpu_routing VERSION 'V'; the sample network
+# 0.1.0 and 0.2.0), against the default version D (gpu_routing.control; today 0.3.0):
+#   0. The update path (pg_extension_update_paths) is the chain of every version from V to D, one
+#      gpu_routing--A--B.sql a step: 0.1.0 goes through 0.2.0 to 0.3.0.
+#   1. database "from_V": CREATE EXTENSION gpu_routing VERSION 'V'; the sample network
 #      (sample_network.sql of the data folder); user objects that use the extension: a view over
 #      gpu_path, a SQL function (BEGIN ATOMIC, so it depends on gpu_apsp) and a PL/pgSQL function
-#      calling gpu_apsp, and a kept graph when V has them; then ALTER EXTENSION gpu_routing UPDATE,
-#      and a kept graph created after the update.
+#      calling gpu_apsp, and a kept graph when V has them. A view over gpu_routing_last_run()
+#      stops ALTER EXTENSION gpu_routing UPDATE where D's function has other columns than V's (the
+#      update drops and re-creates it), with README's message ("cannot drop function
+#      gpu_routing_last_run() because other objects depend on it"), and the database stays at V;
+#      with that view dropped, ALTER EXTENSION gpu_routing UPDATE goes to D with the other user
+#      objects in place, and the view is created again; then a kept graph is created.
 #   2. database "fresh": CREATE EXTENSION gpu_routing (version D).
 #   3. The catalogs of both (test/upgrade/catalog.sql: members, functions with their signatures,
 #      results, volatility, strictness, C symbols, comments and rights, types, the extension's
 #      tables with their columns, defaults, constraints, indexes, rights and initial privileges,
 #      sequences, event triggers, pg_extension_config_dump state, gpu_routing.* settings) must be
 #      equal: any difference fails, and the diff is printed.
-#   4. In "updated", the user objects still work: the view returns the rows of a direct gpu_path
-#      call, both functions return the rows of a direct gpu_apsp call, gpu_routing_last_run() has
-#      D's columns (17, with graph) and names the kept graph that served a call, and the kept
-#      graphs answer like edges_sql.
-#   5. Version V on its own: CREATE EXTENSION gpu_routing VERSION 'V' still works, and its functions
-#      run with the library of D (gpu_routing_last_run() returns V's 16 columns).
+#   4. In "from_V", the user objects still work: the view returns the rows of a direct gpu_path
+#      call, both functions return the rows of a direct gpu_apsp call, the view over
+#      gpu_routing_last_run() answers, gpu_routing_last_run() has D's columns and names the kept
+#      graph that served a call, and the kept graphs (made at V and after the update) answer like
+#      edges_sql.
+#   5. Where the path has more than one step: database "steps_V", updated one step at a time
+#      (ALTER EXTENSION gpu_routing UPDATE TO each version of the path), with a kept graph made at
+#      each version on the way that has them (0.2.0 on the way from 0.1.0): at D its catalog
+#      equals a fresh D's, and every kept graph answers.
+#   6. Version V on its own: CREATE EXTENSION gpu_routing VERSION 'V' still works, and its
+#      functions run with the library of D; gpu_routing_last_run() returns V's own columns.
+# gpu_routing_last_run() has 16 columns at 0.1.0, 17 at 0.2.0 (graph), 19 at 0.3.0 (batch_size,
+# wait_ms): last_run_columns below; each version's function must have its count (a version not
+# listed there is checked against its own catalog only).
 # And: ALTER EXTENSION gpu_routing UPDATE at D is a no-op (same catalog, same version); a database
 # with a kept graph survives pg_dump and pg_restore with the graph usable.
 #
@@ -36,6 +50,12 @@ prefix=${1:-gpu_routing_upgrade}
 catalog_sql=$here/catalog.sql
 edges="SELECT id, source, target, cost, reverse_cost FROM sample_edges"
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
+# The columns of gpu_routing_last_run() at each version, and the query that counts them.
+declare -A last_run_columns=([0.1.0]=16 [0.2.0]=17 [0.3.0]=19)
+columns_sql="SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
+             WHERE p.proname = 'gpu_routing_last_run' AND m = 't'"
+# The message README's "Upgrading from an older version" quotes, for a view over gpu_routing_last_run().
+blocked_message="cannot drop function gpu_routing_last_run() because other objects depend on it"
 
 passed=0
 failed=0
@@ -102,16 +122,27 @@ if d=$(diff -u --label "before UPDATE" --label "after UPDATE" "$work/fresh.txt" 
 else
   fail "ALTER EXTENSION gpu_routing UPDATE at $default is not a no-op: $notice" "${d:-}"
 fi
+default_columns=$(q "$fresh" -c "$columns_sql")
+want=${last_run_columns[$default]:-$default_columns}
+[ "$default_columns" = "$want" ] && pass "fresh $default: gpu_routing_last_run() has $default_columns columns" \
+  || fail "fresh $default: gpu_routing_last_run() has $default_columns columns, want $want"
 
 # --- every older version --------------------------------------------------------------------------
 for from in "${older[@]}"; do
   tag=${from//./_}
   updated=${prefix}_from_${tag}
 
-  # The update path exists (each version ships gpu_routing--A--B.sql from the one before).
+  # 0. The update path: each version ships gpu_routing--A--B.sql from the one before, and
+  # ALTER EXTENSION UPDATE follows them all.
+  chain=""
+  for v in "${older[@]}" "$default"; do
+    [ -z "$chain" ] && [ "$v" != "$from" ] && continue
+    chain="${chain:+$chain--}$v"
+  done
   path=$(q "$fresh" -c "SELECT path FROM pg_extension_update_paths('gpu_routing')
                         WHERE source = '$from' AND target = '$default'")
-  if [ -n "$path" ]; then pass "$from: update path to $default: $path"
+  if [ "$path" = "$chain" ]; then pass "$from: update path to $default: $path"
+  elif [ -n "$path" ]; then fail "$from: the update path to $default is $path, want $chain (one script a version)"
   else fail "$from: no update path to $default (is sql/gpu_routing--A--B.sql installed?)"; fi
 
   # 1. Install V, fill, make user objects, update.
@@ -139,14 +170,30 @@ SQL
     continue
   fi
   pass "$from: installed, with a view over gpu_path, SQL and PL/pgSQL functions calling gpu_apsp$([ "$has_kept" -gt 0 ] && echo ", a kept graph")"
+  # A view over gpu_routing_last_run() stops an update that drops the function (README).
+  from_columns=$(q "$updated" -c "$columns_sql")
+  last_run_view="CREATE VIEW upgrade_last_run AS SELECT function, device, total_ms FROM gpu_routing_last_run()"
+  q "$updated" -c "$last_run_view"
+  if [ "$from_columns" != "$default_columns" ]; then
+    out=$(q "$updated" -c "ALTER EXTENSION gpu_routing UPDATE" 2>&1) && blocked=no || blocked=yes
+    at=$(q "$updated" -c "SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'")
+    if [ "$blocked" = yes ] && [[ "$out" == *"$blocked_message"* ]] && [ "$at" = "$from" ]; then
+      pass "$from: a view over gpu_routing_last_run() ($from_columns -> $default_columns columns) stops the update: \"$blocked_message\"; the database stays at $from"
+    else
+      fail "$from: a view over gpu_routing_last_run() and the update (want: \"$blocked_message\", version $from; got version $at)" "$out"
+    fi
+    q "$updated" -c "DROP VIEW IF EXISTS upgrade_last_run"
+  fi
   if out=$(q "$updated" -c "ALTER EXTENSION gpu_routing UPDATE" \
              -c "SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'" 2>&1) &&
      [ "$out" = "$default" ]; then
-    pass "$from: ALTER EXTENSION gpu_routing UPDATE goes to $default with the user objects in place"
+    pass "$from: ALTER EXTENSION gpu_routing UPDATE goes to $default with the user objects in place$(
+      [ "$from_columns" != "$default_columns" ] && echo " (the view over gpu_routing_last_run() dropped)")"
   else
     fail "$from: ALTER EXTENSION gpu_routing UPDATE" "$out"
     continue
   fi
+  [ "$from_columns" = "$default_columns" ] || q "$updated" -c "$last_run_view"
   if out=$(q "$updated" -c "SELECT gpu_graph_create('after_update', '$edges')" 2>&1); then
     pass "$from: gpu_graph_create after the update: $out"
   else
@@ -181,8 +228,12 @@ SQL
   else
     fail "$from: the functions calling gpu_apsp (direct, sql, plpgsql, differences)" "$funcs"
   fi
-  columns=$(q "$fresh" -c "SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
-                           WHERE p.proname = 'gpu_routing_last_run' AND m = 't'")
+  got=$(q "$updated" -c "SELECT count(*) FROM gpu_path('$edges', 6, 10)" \
+          -c "SELECT function FROM upgrade_last_run" 2>&1) || true
+  [ "$got" = $'6\ngpu_path' ] && pass "$from: the view over gpu_routing_last_run()$(
+      [ "$from_columns" != "$default_columns" ] && echo ", created again after the update," || echo " kept over the update") answers" \
+    || fail "$from: the view over gpu_routing_last_run() after the update (want 6, gpu_path)" "$got"
+  columns=$default_columns
   kept=$(q "$updated" 2>&1 <<SQL
 SELECT agg_cost FROM gpu_path('graph:after_update', 6, 10) WHERE edge = -1;
 SELECT (SELECT count(*) FROM json_object_keys(row_to_json(r))) || ' ' || coalesce(r.graph, '<null>')
@@ -206,7 +257,56 @@ SQL
       || fail "$from: the kept graph made before the update" "$before"
   fi
 
-  # 5. Version V alone, with this library.
+  # 5. One step at a time, with a kept graph made at each version on the way that has them.
+  read -r -a steps <<<"${path//--/ }"
+  if [ "${#steps[@]}" -gt 2 ]; then
+    stepwise=${prefix}_steps_${tag}
+    new_db "$stepwise"
+    bad=""
+    made=()
+    q "$stepwise" -c "CREATE EXTENSION gpu_routing VERSION '$from'" -f "$data/sample_network.sql" >/dev/null 2>&1 \
+      || bad="CREATE EXTENSION gpu_routing VERSION '$from' failed"
+    for v in "${steps[@]}"; do
+      [ -z "$bad" ] || break
+      if [ "$v" != "$from" ]; then
+        out=$(q "$stepwise" -c "ALTER EXTENSION gpu_routing UPDATE TO '$v'" \
+                -c "SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'" 2>&1) || true
+        [ "$out" = "$v" ] || { bad="UPDATE TO '$v': $out"; break; }
+      fi
+      [ "$v" != "$default" ] || break
+      if [ "$(q "$stepwise" -c "SELECT count(*) FROM pg_proc WHERE proname = 'gpu_graph_create'")" -gt 0 ]; then
+        out=$(q "$stepwise" -c "SELECT gpu_graph_create('made_at_${v//./_}', '$edges')" 2>&1) \
+          || { bad="gpu_graph_create at $v: $out"; break; }
+        made+=("made_at_${v//./_}")
+      fi
+    done
+    if [ -z "$bad" ]; then
+      pass "$from: updated one step at a time (${steps[*]}), kept graphs made on the way: ${made[*]:-none}"
+      catalog "$stepwise" "$work/steps_$tag.txt"
+      if d=$(diff -u --label "updated from $from step by step" --label "fresh $default" "$work/steps_$tag.txt" "$work/fresh.txt"); then
+        pass "$from: catalog after the updates step by step equals a fresh $default"
+      else
+        fail "$from: catalog after the updates step by step differs from a fresh $default (- updated, + fresh)" "$d"
+      fi
+      want="" got=""
+      for g in "${made[@]}"; do
+        want+="$g 5"$'\n'
+        got+="$g $(q "$stepwise" -c "SELECT agg_cost FROM gpu_path('graph:$g', 6, 10) WHERE edge = -1" 2>&1 | head -n 3)"$'\n'
+      done
+      listed=$(q "$stepwise" -c "SELECT string_agg(name, ',' ORDER BY name) FROM gpu_graphs()" 2>&1) || true
+      want+="listed: $(IFS=,; echo "${made[*]}")"
+      got+="listed: $listed"
+      if [ "$got" = "$want" ]; then
+        [ "${#made[@]}" -eq 0 ] || pass "$from: the kept graphs made on the way answer at $default (agg_cost 5): ${made[*]}"
+      else
+        fail "$from: the kept graphs made on the way, at $default (< want, > got)" "$(diff <(echo "$want") <(echo "$got") || true)"
+      fi
+    else
+      fail "$from: updating one step at a time (${steps[*]})" "$bad"
+    fi
+  fi
+
+  # 6. Version V alone, with this library.
   old=${prefix}_old_${tag}
   new_db "$old"
   out=$(q "$old" -c "CREATE EXTENSION gpu_routing VERSION '$from'" -f "$data/sample_network.sql" \
@@ -217,8 +317,9 @@ SQL
     fail "$from: CREATE EXTENSION gpu_routing VERSION '$from'" "$out"
     continue
   fi
-  old_columns=$(q "$old" -c "SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
-                             WHERE p.proname = 'gpu_routing_last_run' AND m = 't'")
+  old_columns=$(q "$old" -c "$columns_sql")
+  want=${last_run_columns[$from]:-$old_columns}
+  [ "$old_columns" = "$want" ] || bad_columns="gpu_routing_last_run() of $from declares $old_columns columns, want $want"$'\n'
   # Each function of V once, on the sample network; the expected values are pgRouting's.
   checks=(
     "gpu_path one-to-one|SELECT agg_cost FROM gpu_path('$edges', 6, 10) WHERE edge = -1|5"
@@ -230,7 +331,8 @@ SQL
     "gpu_apsp matrix|SELECT agg_cost FROM gpu_apsp('$edges', ARRAY[6]::bigint[], ARRAY[10]::bigint[])|5"
     "gpu_routing_info|SELECT value FROM gpu_routing_info() WHERE name = 'version'|$default"
   )
-  bad=""
+  bad=${bad_columns:-}
+  bad_columns=""
   for check in "${checks[@]}"; do
     IFS='|' read -r name sql want <<<"$check"
     got=$(q "$old" -c "$sql" 2>&1 | head -n 3) || true
