@@ -11,6 +11,9 @@
 #   isolation    pg_isolation_regress (kept graphs against concurrent writers) with device = gpu
 #   pgtap        pgTAP with gpu_routing.device = gpu
 #   kept         kept graphs under load and faults (test/kept/run.sh) with device = gpu
+#   service      the GPU service (test/service/run.sh): 64 sessions checked against pgRouting, a
+#                backend terminated and the service killed mid-request, cancel, GPU memory at 1
+#                and 64 sessions (the suite's server runs the service: gpu_routing.service = auto)
 #   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
 #   progress     gpu_routing_progress during long calls (test/progress/run.sh) with device = gpu
 #   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
@@ -38,7 +41,7 @@
 #   *.md, *.csv    the benchmark tables, one file per table; bench.tar.gz instead when they are
 #                  more than 6 files
 set -uo pipefail
-all_tests="gpu_tests regress isolation pgtap kept upgrade progress concurrency memcheck racecheck"
+all_tests="gpu_tests regress isolation pgtap kept service upgrade progress concurrency memcheck racecheck"
 all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
@@ -223,7 +226,7 @@ if wants "$tests" pgtap; then
   fi
 fi
 # test/*/run.sh print "ok - ..." or "FAILED - ..." per check and the counts last.
-for part in kept upgrade progress; do
+for part in kept service upgrade progress; do
   wants "$tests" $part || continue
   begin $part
   test/$part/run.sh > "$logs/$part.log" 2>&1; s=$?

@@ -232,7 +232,9 @@ void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) 
   if (state == ServiceState::kReady && c->mode() == ServiceMode::kGpu) {
     for (int d = 0; d < std::min(h->device_count, kMaxDevices); ++d) {
       const DeviceEntry& e = h->devices[d];
-      snprintf(text, sizeof text, "%s, %s, context %s", e.name,
+      // In use when the service made its context: the context, and whatever other processes
+      // held on the device then (a measurement, not an audit).
+      snprintf(text, sizeof text, "%s, %s, %s in use when the service started", e.name,
                format_bytes(e.total_memory_bytes).c_str(), format_bytes(e.context_bytes).c_str());
       rows->emplace_back("service gpu " + std::to_string(d), text);
     }

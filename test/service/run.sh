@@ -21,7 +21,11 @@
 #   cancel:    statement_timeout = 500ms stops a long call in the service within 1.5 s (kept graph
 #              and edges_sql); the session's next call is answered.
 #   gpu memory (GPU mode with nvidia-smi only): device memory with 1 and with 64 sessions that made a
-#              GPU call and stay connected: under 2 GB in all (the sessions hold no CUDA context).
+#              GPU call and stay connected: the 64 sessions add less than 64 MiB to what one does
+#              (they hold no CUDA context: about 500 MiB each without the service), and the
+#              service's context and graphs stay under 2 GB above what the device used before
+#              (a server that ran other tests first may hold large engines from their calls: the
+#              check measures the sessions, bench/service_pgbench.sh a fresh server's total).
 # Usage: test/service/run.sh [database]   (created if missing, dropped at the end)
 # The data folder (Rome) is ../shared/data; GPU_ROUTING_DATA overrides it.
 set -uo pipefail
@@ -106,7 +110,7 @@ FROM pgr_dijkstraCost('SELECT id, source, target, cost FROM rome_edges',
 ALTER TABLE svc_pairs ADD PRIMARY KEY (id);
 SELECT gpu_graph_create('svc_rome', 'SELECT id, source, target, cost FROM rome_edges');
 CREATE TABLE grid AS
-SELECT row_number() OVER () AS id, s AS source, t AS target, 1 + (s * 7919 % 9) AS cost
+SELECT row_number() OVER () AS id, s AS source, t AS target, 1 + (s::bigint * 7919 % 9) AS cost
 FROM (SELECT i * $side + j AS s, i * $side + j + 1 AS t FROM generate_series(0, $side - 1) i, generate_series(0, $side - 2) j
       UNION ALL
       SELECT i * $side + j, (i + 1) * $side + j FROM generate_series(0, $side - 2) i, generate_series(0, $side - 1) j) e;
@@ -396,10 +400,10 @@ else
   q -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'sleeper'" >/dev/null
   wait "${jobs_started[@]}" 2>/dev/null
   echo "# GPU memory used: $idle MiB before, $one MiB with 1 session, $many MiB with 64 sessions"
-  if [ -n "$many" ] && [ -n "$one" ] && [ "$many" -lt 2048 ]; then
-    pass "gpu memory: 64 sessions that made a GPU call: $many MiB in all (1 session: $one MiB; before: $idle MiB)"
+  if [ -n "$many" ] && [ -n "$one" ] && [ $((many - one)) -lt 64 ] && [ $((many - idle)) -lt 2048 ]; then
+    pass "gpu memory: 64 sessions that made a GPU call add $((many - one)) MiB to one session's $one MiB ($many MiB in all, $idle MiB before)"
   else
-    fail "gpu memory" "before $idle MiB, 1 session ${one:-?} MiB, 64 sessions ${many:-?} MiB (limit 2048)"
+    fail "gpu memory" "before $idle MiB, 1 session ${one:-?} MiB, 64 sessions ${many:-?} MiB (64 sessions may add < 64 MiB, and < 2048 MiB above before)"
   fi
 fi
 
