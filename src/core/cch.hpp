@@ -38,16 +38,17 @@ namespace gpu_routing {
 // augmenting paths) is the candidate separator; of the two extreme minimum cuts (nearest the
 // sources, nearest the sinks) the more balanced one. The smallest candidate wins (ties: the
 // better balance, then the earlier direction); the sides are what remains on either side of it.
-// Without coordinates, or where every direction's source and sink sets touch (no vertex cut),
-// the part is split in the middle of the best of a breadth-first order from a pseudo-peripheral
-// vertex and (with coordinates) the median along each direction, the separator being the smaller
-// side's vertices with a neighbour across. The separator is ranked above both halves, which are
-// ordered recursively. Disconnected parts are ordered independently. Parts of at most
-// kCchLeafSize vertices are ordered by ascending degree inside the part. Deterministic.
-// New York (264,346 vertices, with coordinates): 4.8 CCH arcs per vertex, elimination tree 293
-// deep, ordering about 3 s on one core (medians alone: 13 arcs per vertex, 1040 deep). On a
-// 200 x 206 grid: 21.0 arcs per vertex but 865 deep (minimum cuts there cut off corners along a
-// diagonal, unbalanced), ordering 0.2 s; medians alone 21.5 and 536, breadth-first alone 26.3.
+// Without coordinates, the coordinates are made from the topology: hop distances to four
+// far-apart landmarks per connected component (x = dist(a) - dist(b), y = dist(c) - dist(d)).
+// Where every direction's source and sink sets touch (no vertex cut), the part is split in the
+// middle of the best of a breadth-first order from a pseudo-peripheral vertex and the median
+// along each direction, the separator being the smaller side's vertices with a neighbour across.
+// The separator is ranked above both halves, which are ordered recursively. Disconnected parts
+// are ordered independently. Parts of at most kCchLeafSize vertices are ordered by ascending
+// degree inside the part. Deterministic.
+// New York (264,346 vertices): with its coordinates 4.8 CCH arcs per vertex, elimination tree
+// 293 deep; with landmark coordinates 5.9 and 378 (breadth-first bisection alone: 22.6 and
+// 1813); ordering a few seconds on one core. Rome (no coordinates): 5.8 arcs per vertex, 95 deep.
 constexpr VertexIndex kCchLeafSize = 16;
 std::vector<VertexIndex> cch_order(const Graph& graph, const double* x = nullptr,
                                    const double* y = nullptr, const CancelToken& cancel = {});

@@ -222,7 +222,8 @@ TEST(Cch, GridOrderedByCoordinates) {
 // by three bridges (paths of 5 vertices), so that the median along any direction crosses the big
 // city (30 vertices or more), while the three bridges can be cut with 3 vertices. The top of the
 // elimination tree (the ranks from the root down to its first branching) is a separator of the
-// graph; it must be no larger than the bridges' cut and leave the small city whole on one side.
+// graph; it must be no larger than the bridges' cut and leave the small city whole on one side,
+// with the coordinates and with the landmark coordinates made from the topology alone.
 TEST(CchOrder, FlowCutFindsBridgesBetweenCities) {
   EdgeTable t;
   std::vector<std::pair<double, double>> at;  // by id - 1
@@ -260,44 +261,49 @@ TEST(CchOrder, FlowCutFindsBridgesBetweenCities) {
     x[static_cast<std::size_t>(v)] = at[id - 1].first;
     y[static_cast<std::size_t>(v)] = at[id - 1].second;
   }
-  std::vector<VertexIndex> order = cch_order(g, x.data(), y.data());
-  ASSERT_TRUE(is_permutation_of_vertices(order, g.vertex_count()));
-  Cch cch(g, std::move(order));
+  // With the cities' coordinates, and without (landmark coordinates from the topology).
+  for (const bool with_coordinates : {true, false}) {
+    SCOPED_TRACE(with_coordinates ? "coordinates" : "landmark coordinates");
+    std::vector<VertexIndex> order =
+        with_coordinates ? cch_order(g, x.data(), y.data()) : cch_order(g);
+    ASSERT_TRUE(is_permutation_of_vertices(order, g.vertex_count()));
+    Cch cch(g, std::move(order));
 
-  const VertexIndex n = g.vertex_count();
-  const auto& parent = cch.elimination_tree_parent();
-  std::vector<std::vector<VertexIndex>> children(static_cast<std::size_t>(n));
-  for (VertexIndex r = 0; r < n; ++r)
-    if (parent[static_cast<std::size_t>(r)] != kNoVertex)
-      children[static_cast<std::size_t>(parent[static_cast<std::size_t>(r)])].push_back(r);
-  ASSERT_EQ(parent[static_cast<std::size_t>(n - 1)], kNoVertex);  // connected: one root
-  int top = 1;
-  VertexIndex branch = n - 1;
-  while (children[static_cast<std::size_t>(branch)].size() == 1) {
-    branch = children[static_cast<std::size_t>(branch)].front();
-    ++top;
+    const VertexIndex n = g.vertex_count();
+    const auto& parent = cch.elimination_tree_parent();
+    std::vector<std::vector<VertexIndex>> children(static_cast<std::size_t>(n));
+    for (VertexIndex r = 0; r < n; ++r)
+      if (parent[static_cast<std::size_t>(r)] != kNoVertex)
+        children[static_cast<std::size_t>(parent[static_cast<std::size_t>(r)])].push_back(r);
+    ASSERT_EQ(parent[static_cast<std::size_t>(n - 1)], kNoVertex);  // connected: one root
+    int top = 1;
+    VertexIndex branch = n - 1;
+    while (children[static_cast<std::size_t>(branch)].size() == 1) {
+      branch = children[static_cast<std::size_t>(branch)].front();
+      ++top;
+    }
+    EXPECT_LE(top, 3);
+    // Every child subtree of the branching rank is a side; the small city lies within one.
+    std::vector<int> side(static_cast<std::size_t>(n), -1);
+    const auto& branches = children[static_cast<std::size_t>(branch)];
+    for (std::size_t k = 0; k < branches.size(); ++k)
+      side[static_cast<std::size_t>(branches[k])] = static_cast<int>(k);
+    for (VertexIndex r = branch - 1; r >= 0; --r)
+      if (side[static_cast<std::size_t>(r)] < 0)
+        side[static_cast<std::size_t>(r)] =
+            side[static_cast<std::size_t>(parent[static_cast<std::size_t>(r)])];
+    const auto side_of_id = [&](std::int64_t id) {
+      return side[static_cast<std::size_t>(
+          cch.rank_of_vertex()[static_cast<std::size_t>(g.vertices.find(id))])];
+    };
+    const int small_side = side_of_id(small.front());
+    EXPECT_GE(small_side, 0);
+    for (std::int64_t id : small) EXPECT_EQ(side_of_id(id), small_side);
+    EXPECT_NE(side_of_id(big.front()), small_side);
+
+    cch.customize(g);
+    expect_matches_dijkstra(g, cch, 5, "two cities");
   }
-  EXPECT_LE(top, 3);
-  // Every child subtree of the branching rank is a side; the small city lies within one.
-  std::vector<int> side(static_cast<std::size_t>(n), -1);
-  const auto& branches = children[static_cast<std::size_t>(branch)];
-  for (std::size_t k = 0; k < branches.size(); ++k)
-    side[static_cast<std::size_t>(branches[k])] = static_cast<int>(k);
-  for (VertexIndex r = branch - 1; r >= 0; --r)
-    if (side[static_cast<std::size_t>(r)] < 0)
-      side[static_cast<std::size_t>(r)] =
-          side[static_cast<std::size_t>(parent[static_cast<std::size_t>(r)])];
-  const auto side_of_id = [&](std::int64_t id) {
-    return side[static_cast<std::size_t>(
-        cch.rank_of_vertex()[static_cast<std::size_t>(g.vertices.find(id))])];
-  };
-  const int small_side = side_of_id(small.front());
-  EXPECT_GE(small_side, 0);
-  for (std::int64_t id : small) EXPECT_EQ(side_of_id(id), small_side);
-  EXPECT_NE(side_of_id(big.front()), small_side);
-
-  cch.customize(g);
-  expect_matches_dijkstra(g, cch, 5, "two cities");
 }
 
 // New weights on the same rows: the same Cch customized again answers for the new weights, and
