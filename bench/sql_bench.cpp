@@ -2,13 +2,17 @@
 // same questions, one run. Prints a markdown table of medians and ratios, plus where gpu_routing's
 // time went (gpu_routing_last_run()).
 //
-//   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays [--reps N] [--data DIR] [--only SUBSTRING]
+//   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index [--reps N] [--data DIR] [--only
+//   SUBSTRING]
 //             [--device cpu|gpu|both]
 // Connection from the PG* environment variables (or --db "conninfo"). The suite creates its
 // tables (bench_*) on first use and keeps them, so repeated runs skip the loading.
 //
 // --suite arrays: the 4096-vertex all pairs and a 1000 x 1000 New York cost matrix as rows
 // (gpu_apsp), as arrays (gpu_apsp_array, edges_sql and kept graph) and pgRouting's answer.
+// --suite index: the road index (engine cch) against Dijkstra on the same kept graph and against
+// pgRouting, New York and Rome, each row in a fresh session (the cch side's first call makes the
+// index and is shown apart), then a full tree of each graph compared between cch and Dijkstra.
 // --suite kept: kept graphs (gpu_graph_create) against edges_sql and pgRouting. It drops and
 // re-creates the kept graphs bench_ny and bench_grid1000 (printing their creation time), then for
 // each workload measures pgRouting, gpu_routing with edges_sql and gpu_routing with 'graph:NAME'
@@ -37,6 +41,7 @@ namespace {
 using gpu_routing::bench::EdgeList;
 
 PGconn* g_connection = nullptr;
+std::string g_conninfo;  // for reconnect()
 
 void check(PGresult* result, const std::string& what) {
   ExecStatusType status = PQresultStatus(result);
@@ -97,6 +102,16 @@ void load_table(const std::string& table, const EdgeList& edges) {
   check(result, "COPY end");
   PQclear(result);
   execute("ANALYZE " + table);
+}
+
+// A new session (what a session made, such as a kept engine, goes with the old one).
+void reconnect() {
+  PQfinish(g_connection);
+  g_connection = PQconnectdb(g_conninfo.c_str());
+  if (PQstatus(g_connection) != CONNECTION_OK)
+    throw std::runtime_error(std::string("reconnecting failed: ") + PQerrorMessage(g_connection));
+  PGresult* result = PQexec(g_connection, "SET client_min_messages = warning");
+  PQclear(result);
 }
 
 double seconds_of(const std::string& sql, long long* rows) {
@@ -350,6 +365,112 @@ void kept_suite(const std::string& data_dir, int reps, const std::string& device
                   .c_str());
 }
 
+// --- Suite index --------------------------------------------------------------------------------
+
+// The road index (engine cch) against Dijkstra on the same kept graph and against pgRouting, on
+// New York and Rome: calls end to end in SQL, medians after one warm-up call per side; the cch
+// side's warm-up is the call that makes the index (its time is printed apart).
+void index_suite(const std::string& data_dir, int reps, const std::string& only) {
+  load_table("bench_ny", gpu_routing::bench::read_dimacs(data_dir + "/USA-road-d.NY.gr.gz"));
+  load_table("bench_rome", gpu_routing::bench::read_dimacs(data_dir + "/rome99.gr"));
+  std::printf("server: %s\n", scalar("SELECT version()").c_str());
+  std::printf("gpu_routing %s, pgrouting %s\n",
+              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
+              scalar("SELECT pgr_version()").c_str());
+  create_kept_graph("bench_ny", "bench_ny");
+  create_kept_graph("bench_rome", "bench_rome");
+  auto call = [](const std::string& function, const std::string& graph, const std::string& rest) {
+    return "SELECT count(*) FROM " + function + "('graph:" + graph + "', " + rest + ")";
+  };
+  const std::string ny100 = id_array(spread_ids(1, 264346, 100));
+  const std::string ny10 = id_array(spread_ids(7, 264000, 10));
+  const std::string rome100 = id_array(spread_ids(1, 3353, 100));
+  std::vector<KeptRow> rows;
+  auto add = [&](const std::string& workload, const std::string& graph, const std::string& function,
+                 const std::string& rest, const std::string& theirs, bool fast) {
+    const std::string ours = call(function, graph, rest);
+    rows.push_back({workload, graph, [ours](const std::string&) { return ours; }, theirs, fast});
+  };
+  add("gpu_path one-to-one, New York 1 -> 200000", "bench_ny", "gpu_path", "1, 200000",
+      "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)", true);
+  add("gpu_path one-to-one, New York 100000 -> 250000", "bench_ny", "gpu_path", "100000, 250000",
+      "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 100000, 250000)", true);
+  add("gpu_sssp one-to-all, New York (source 1)", "bench_ny", "gpu_sssp", "1",
+      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", true);
+  add("gpu_apsp 10x10 cost matrix, New York", "bench_ny", "gpu_apsp", ny10 + ", " + ny10,
+      "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") + ", " + ny10 + ")",
+      true);
+  add("gpu_apsp 100x100 cost matrix, New York", "bench_ny", "gpu_apsp", ny100 + ", " + ny100,
+      "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_ny") + ", " + ny100 + ")",
+      false);
+  add("gpu_path one-to-one, Rome 1 -> 3000", "bench_rome", "gpu_path", "1, 3000",
+      "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_rome") + ", 1, 3000)", true);
+  add("gpu_sssp one-to-all, Rome (source 1)", "bench_rome", "gpu_sssp", "1",
+      "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_rome") + ", 1, 1e18)", true);
+  add("gpu_apsp 100x100 cost matrix, Rome", "bench_rome", "gpu_apsp", rome100 + ", " + rome100,
+      "SELECT count(*) FROM pgr_dijkstraCostMatrix(" + edges_sql("bench_rome") + ", " + rome100 +
+          ")",
+      true);
+
+  const int slow_reps = std::max(1, reps), fast_reps = std::max(reps, 20);
+  std::printf(
+      "\nmedians: pgRouting over %d calls, kept-graph calls over %d (ms-level rows) or %d; one "
+      "warm-up call before each side (for cch: the call that makes the index, shown apart). "
+      "split = gpu_routing_last_run() load / build / compute / emit (total) in ms, medians. "
+      "device = cpu on both kept sides.\n",
+      slow_reps, fast_reps, std::max(reps, 5));
+  std::printf(
+      "\n| workload | pgRouting (s) | kept, dijkstra (s) | kept, cch (s) | cch vs dijkstra | cch "
+      "vs "
+      "pgRouting | cch: split (ms) | dijkstra: split (ms) | cch 1st call, making the index (s) | "
+      "rows |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
+  std::fflush(stdout);
+  for (const KeptRow& row : rows) {
+    if (!only.empty() && row.workload.find(only) == std::string::npos) continue;
+    // A fresh session per row: the index is made by its first cch call, as a user's session does.
+    reconnect();
+    execute("SET gpu_routing.max_memory = '64GB'");
+    execute("SET work_mem = '4GB'");
+    execute("SET gpu_routing.device = cpu");
+    const Measured theirs = measure(row.theirs, slow_reps, false);
+    const int our_reps = row.one_to_one ? fast_reps : std::max(reps, 5);
+    execute("SET gpu_routing.sssp_algorithm = dijkstra");
+    execute("SET gpu_routing.apsp_algorithm = dijkstra");
+    const Measured dijkstra = measure(row.ours(""), our_reps, true);
+    execute("SET gpu_routing.sssp_algorithm = cch");
+    execute("SET gpu_routing.apsp_algorithm = cch");
+    const Measured cch = measure(row.ours(""), our_reps, true);
+    if (theirs.rows != cch.rows || dijkstra.rows != cch.rows)
+      std::fprintf(stderr, "warning: %s: rows: pgRouting %lld, dijkstra %lld, cch %lld\n",
+                   row.workload.c_str(), theirs.rows, dijkstra.rows, cch.rows);
+    if (cch.split.where.find("cch") == std::string::npos)
+      std::fprintf(stderr, "warning: %s: the cch side ran on %s\n", row.workload.c_str(),
+                   cch.split.where.c_str());
+    std::printf("| %s | %s | %s | %s | %.1fx | %.0fx | %s | %s | %s | %lld |\n",
+                row.workload.c_str(), seconds_text(theirs.median).c_str(),
+                seconds_text(dijkstra.median).c_str(), seconds_text(cch.median).c_str(),
+                dijkstra.median / cch.median, theirs.median / cch.median,
+                split_text(cch.split).c_str(), split_text(dijkstra.split).c_str(),
+                seconds_text(cch.first).c_str(), cch.rows);
+    std::fflush(stdout);
+  }
+  // Whether each kept graph's distances by cch equal Dijkstra's, over one full tree.
+  for (const char* graph : {"bench_ny", "bench_rome"}) {
+    reconnect();
+    execute("SET gpu_routing.device = cpu");
+    execute("SET gpu_routing.sssp_algorithm = cch");
+    execute(std::string("CREATE TEMP TABLE by_cch AS SELECT node, distance FROM gpu_sssp('graph:") +
+            graph + "', 1)");
+    execute("SET gpu_routing.sssp_algorithm = dijkstra");
+    std::printf("%s: vertices whose cch distance from 1 differs from Dijkstra's: %s\n", graph,
+                scalar(std::string("SELECT count(*) FROM gpu_sssp('graph:") + graph +
+                       "', 1) d FULL JOIN by_cch c USING (node) WHERE c.distance IS DISTINCT "
+                       "FROM d.distance")
+                    .c_str());
+  }
+}
+
 // --- Suite arrays -------------------------------------------------------------------------------
 
 // Cost matrices as rows (gpu_apsp), as arrays (gpu_apsp_array, with edges_sql and with a kept
@@ -456,16 +577,17 @@ int main(int argc, char** argv) {
     else if (arg == "--device")
       device = value();
     else {
-      std::fprintf(
-          stderr,
-          "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays [--reps N] [--data DIR] "
-          "[--db CONNINFO] [--only TEXT] [--device cpu|gpu|both]\n");
+      std::fprintf(stderr,
+                   "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index [--reps N] "
+                   "[--data DIR] "
+                   "[--db CONNINFO] [--only TEXT] [--device cpu|gpu|both]\n");
       return 2;
     }
   }
   if (const char* env = std::getenv("GPU_ROUTING_DATA");
       env != nullptr && data_dir == "../shared/data")
     data_dir = env;
+  g_conninfo = conninfo;
   g_connection = PQconnectdb(conninfo.c_str());
   if (PQstatus(g_connection) != CONNECTION_OK) {
     std::fprintf(stderr, "connection failed: %s", PQerrorMessage(g_connection));
@@ -479,6 +601,11 @@ int main(int argc, char** argv) {
 
     if (suite == "kept") {
       kept_suite(data_dir, reps, device, only);
+      PQfinish(g_connection);
+      return 0;
+    }
+    if (suite == "index") {
+      index_suite(data_dir, reps, only);
       PQfinish(g_connection);
       return 0;
     }

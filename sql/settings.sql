@@ -17,7 +17,7 @@ SET gpu_routing.sssp_algorithm = 'blocked_fw';
 SET gpu_routing.device = cpu;
 SET gpu_routing.threads = 1;
 CREATE TEMP TABLE cpu_results AS
-SELECT e.engine, a.* FROM (VALUES ('dijkstra'), ('blocked_fw'), ('floyd_warshall')) AS e(engine),
+SELECT e.engine, a.* FROM (VALUES ('dijkstra'), ('blocked_fw'), ('floyd_warshall'), ('cch')) AS e(engine),
   LATERAL (SELECT set_config('gpu_routing.apsp_algorithm', e.engine, false)) AS s,
   LATERAL gpu_apsp('SELECT id, source, target, cost, reverse_cost FROM sample_edges') AS a;
 SELECT engine, count(*), sum(agg_cost) FROM cpu_results GROUP BY engine ORDER BY engine;

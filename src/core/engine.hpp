@@ -144,6 +144,9 @@ struct EngineInfo {
   std::unique_ptr<ShortestPathEngine> (*create)(const Graph& graph, const EngineOptions& options);
   // Bytes the engine allocates for `graph` with batches of `batch` sources (host and device).
   std::size_t (*estimate_bytes)(const Graph& graph, int batch);
+  // Kept between calls on a kept graph (EngineCache) although it runs on the CPU: what it makes
+  // on its first call (the road index) costs far more than a call. GPU engines always are.
+  bool kept_with_graph = false;
 };
 
 // Every engine this build has: the CPU engines, then the GPU engines when built with CUDA.

@@ -209,14 +209,17 @@ void RoutingCall::prepare() {
     engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
                                       options_.kept_image_segment);
     remote_engine_ = true;
-  } else if (options_.engine_cache != nullptr && selection.engine->device == Device::kGpu) {
+  } else if (options_.engine_cache != nullptr &&
+             (selection.engine->device == Device::kGpu || selection.engine->kept_with_graph)) {
     engine_key_ =
         std::string(selection.engine->name) + "/" + std::to_string(options_.engine.threads) + "/" +
         std::to_string(options_.engine.block_size) + "/" + std::to_string(options_.engine.streams);
     engine_ = options_.engine_cache->take(engine_key_);
     if (engine_ != nullptr) {
       engine_->rebind(options_.engine);
-      summary_.notes = "engine kept from an earlier call on this graph (device copy reused)";
+      summary_.notes = selection.engine->device == Device::kGpu
+                           ? "engine kept from an earlier call on this graph (device copy reused)"
+                           : "engine kept from an earlier call on this graph";
     }
   }
   if (engine_ == nullptr) engine_ = selection.engine->create(*graph_, options_.engine);

@@ -272,6 +272,51 @@ TEST(CpuEngines, EveryEngineMatchesTheReference) {
   }
 }
 
+// The road index's cost-matrix rows: a few targets are answered by one hierarchy query each, many
+// by a sweep; both must equal the reference's columns, repeated solves reuse the index.
+TEST(CpuEngines, RoadIndexCompactRowsMatchTheReference) {
+  const EngineInfo* info = find_engine("cch", Device::kCpu);
+  ASSERT_NE(info, nullptr);
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 40 + static_cast<int>(seed * 17 % 200);
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = true;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    EngineOptions options;
+    options.threads = 2;
+    auto engine = info->create(g, options);
+    const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+    std::vector<VertexIndex> sources;
+    for (VertexIndex s = 0; s < g.vertex_count(); s += 1 + g.vertex_count() / 9)
+      sources.push_back(s);
+    for (const int target_count : {1, 5, 32, 80}) {
+      std::vector<VertexIndex> targets;
+      for (int k = 0; k < target_count; ++k)
+        targets.push_back(static_cast<VertexIndex>((k * 37 + static_cast<int>(seed)) % n));
+      std::vector<double> rows(sources.size() * targets.size());
+      SolveRequest request;
+      request.sources = sources.data();
+      request.source_count = static_cast<int>(sources.size());
+      request.targets = targets.data();
+      request.target_count = target_count;
+      request.compact_targets = true;
+      request.distances = rows.data();
+      engine->solve(request);
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        const auto want = reference_dijkstra(g.forward, sources[i]);
+        for (std::size_t k = 0; k < targets.size(); ++k)
+          ASSERT_EQ(rows[i * targets.size() + k], want[static_cast<std::size_t>(targets[k])])
+              << testing::describe(spec, seed) << " targets " << target_count << " source "
+              << sources[i] << " target " << targets[k];
+      }
+    }
+    EXPECT_NE(engine->report().notes.find("road index built"), std::string::npos);
+  }
+}
+
 TEST(CpuEngines, CancelStopsAComputation) {
   EdgeTable t = testing::grid_edges(200, 200, 10, 3);
   Graph g = build_graph(t.view(), true);
