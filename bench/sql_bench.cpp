@@ -386,15 +386,29 @@ void index_suite(const std::string& data_dir, int reps, const std::string& only)
   const std::string ny10 = id_array(spread_ids(7, 264000, 10));
   const std::string rome100 = id_array(spread_ids(1, 3353, 100));
   std::vector<KeptRow> rows;
+  std::vector<std::string> cch_settings;  // per row, SET before the cch side
   auto add = [&](const std::string& workload, const std::string& graph, const std::string& function,
-                 const std::string& rest, const std::string& theirs, bool fast) {
+                 const std::string& rest, const std::string& theirs, bool fast,
+                 const std::string& settings = "") {
     const std::string ours = call(function, graph, rest);
     rows.push_back({workload, graph, [ours](const std::string&) { return ours; }, theirs, fast});
+    cch_settings.push_back(settings);
   };
   add("gpu_path one-to-one, New York 1 -> 200000", "bench_ny", "gpu_path", "1, 200000",
       "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)", true);
   add("gpu_path one-to-one, New York 100000 -> 250000", "bench_ny", "gpu_path", "100000, 250000",
       "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 100000, 250000)", true);
+  add("gpu_path one-to-one, New York 1 -> 200000, index_paths = hierarchy", "bench_ny", "gpu_path",
+      "1, 200000", "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, 200000)",
+      true, "SET gpu_routing.index_paths = hierarchy");
+  add("gpu_path one-to-one, New York 100000 -> 250000, index_paths = hierarchy", "bench_ny",
+      "gpu_path", "100000, 250000",
+      "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 100000, 250000)", true,
+      "SET gpu_routing.index_paths = hierarchy");
+  add("gpu_path one-to-many (1 -> 10 targets), New York, index_paths = hierarchy", "bench_ny",
+      "gpu_path", "1, " + ny10,
+      "SELECT count(*) FROM pgr_dijkstra(" + edges_sql("bench_ny") + ", 1, " + ny10 + ")", true,
+      "SET gpu_routing.index_paths = hierarchy");
   add("gpu_sssp one-to-all, New York (source 1)", "bench_ny", "gpu_sssp", "1",
       "SELECT count(*) FROM pgr_drivingDistance(" + edges_sql("bench_ny") + ", 1, 1e18)", true);
   add("gpu_apsp 10x10 cost matrix, New York", "bench_ny", "gpu_apsp", ny10 + ", " + ny10,
@@ -426,7 +440,8 @@ void index_suite(const std::string& data_dir, int reps, const std::string& only)
       "rows |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
   std::fflush(stdout);
-  for (const KeptRow& row : rows) {
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const KeptRow& row = rows[r];
     if (!only.empty() && row.workload.find(only) == std::string::npos) continue;
     // A fresh session per row: the index is made by its first cch call, as a user's session does.
     reconnect();
@@ -440,6 +455,7 @@ void index_suite(const std::string& data_dir, int reps, const std::string& only)
     const Measured dijkstra = measure(row.ours(""), our_reps, true);
     execute("SET gpu_routing.sssp_algorithm = cch");
     execute("SET gpu_routing.apsp_algorithm = cch");
+    if (!cch_settings[r].empty()) execute(cch_settings[r]);
     const Measured cch = measure(row.ours(""), our_reps, true);
     if (theirs.rows != cch.rows || dijkstra.rows != cch.rows)
       std::fprintf(stderr, "warning: %s: rows: pgRouting %lld, dijkstra %lld, cch %lld\n",

@@ -121,6 +121,21 @@ class CpuCchEngine final : public ShortestPathEngine {
     if (cch_.customized()) report_.notes = "road index kept from an earlier call on this graph";
   }
 
+  bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) override {
+    Stopwatch watch;
+    if (!cch_.customized()) build_index();
+    if (workspaces_.empty())
+      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+    CchWorkspace& workspace = *workspaces_.front();
+    arcs = cch_.path(s, t, workspace);
+    *cost = 0.0;
+    if (arcs.empty() && s != t) *cost = kInfinity;
+    for (ArcIndex a : arcs) *cost += graph_.forward.weights[static_cast<std::size_t>(a)];
+    report_.rounds += 1;
+    report_.compute_ms += watch.elapsed_ms();
+    return true;
+  }
+
   void solve(const SolveRequest& request) override {
     Stopwatch watch;
     if (!cch_.customized()) build_index();

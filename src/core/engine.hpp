@@ -82,6 +82,15 @@ class ShortestPathEngine {
   // options.cancel is raised, RoutingError on failure.
   virtual void solve(const SolveRequest& request) = 0;
 
+  // The engine's own shortest path s -> t, where it has a search of its own (the road index):
+  // `arcs` (indices into graph.forward, in path order; empty when s == t or t is unreachable) and
+  // `cost` (kInfinity when unreachable). Where several paths tie it is the engine's pick, not the
+  // predecessor rule's. False when the engine has none (the default).
+  virtual bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) {
+    (void)s, (void)t, (void)arcs, (void)cost;
+    return false;
+  }
+
   // A kept engine (EngineCache) serves a later call: that call's cancel token and memory budget
   // replace the ones it was created with. Engines that hold other engines pass them on.
   virtual void rebind(const EngineOptions& options) {

@@ -448,22 +448,26 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
   batch.clear();
   Stopwatch watch;
   work_stage_.store(WorkStage::kSolving, std::memory_order_relaxed);
-  solve_batch(first, count);
-  switch (kind_) {
-    case CallKind::kSsspOne:
-    case CallKind::kSsspMany:
-      emit_sssp_rows(first, count, batch);
-      break;
-    case CallKind::kPaths:
-      work_stage_.store(WorkStage::kTracing, std::memory_order_relaxed);
-      emit_path_rows(first, count, batch);
-      break;
-    default:
-      if (options_.cost_arrays)
-        emit_cost_arrays(first, count, batch);
-      else
-        emit_cost_rows(first, count, batch);
-      break;
+  const bool by_index = kind_ == CallKind::kPaths && options_.index_paths_hierarchy &&
+                        emit_index_path_rows(first, count, batch);
+  if (!by_index) {
+    solve_batch(first, count);
+    switch (kind_) {
+      case CallKind::kSsspOne:
+      case CallKind::kSsspMany:
+        emit_sssp_rows(first, count, batch);
+        break;
+      case CallKind::kPaths:
+        work_stage_.store(WorkStage::kTracing, std::memory_order_relaxed);
+        emit_path_rows(first, count, batch);
+        break;
+      default:
+        if (options_.cost_arrays)
+          emit_cost_arrays(first, count, batch);
+        else
+          emit_cost_rows(first, count, batch);
+        break;
+    }
   }
   summary_.compute_ms += watch.elapsed_ms();
   const EngineReport& report = engine_->report();
@@ -560,6 +564,60 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
       batch.agg_cost.push_back(agg);
     }
   }
+}
+
+bool RoutingCall::emit_index_path_rows(std::size_t first, int count, ResultBatch& batch) {
+  const CsrGraph& forward = graph_->forward;
+  std::vector<ArcIndex> arcs;
+  double cost = 0.0;
+  std::size_t traced = 0;
+  for (int i = 0; i < count; ++i) {
+    options_.engine.cancel.throw_if_requested();
+    const std::size_t source_slot = first + static_cast<std::size_t>(i);
+    const VertexIndex source = source_indices_[source_slot];
+    const std::int64_t source_id = graph_->vertices.id(source);
+    const std::vector<VertexIndex>& targets =
+        targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];
+    for (VertexIndex target : targets) {
+      if (target == source) continue;
+      if ((++traced & 255) == 0) {
+        options_.engine.cancel.throw_if_requested();
+        options_.engine.budget.require(
+            saturating_add(saturating_add(prepared_bytes_, result_rows_bytes_),
+                           batch.rows() * kPathRowBytes),
+            "the path rows of " + std::to_string(count) + " source(s) (" +
+                std::to_string(batch.rows()) + " rows so far, " + format_bytes(kPathRowBytes) +
+                " each)");
+      }
+      if (!engine_->own_path(source, target, arcs, &cost)) return false;
+      if (!(cost < kInfinity)) continue;
+      const std::int64_t target_id = graph_->vertices.id(target);
+      // Arcs of the forward CSR: each one's tail is where the one before it ended.
+      VertexIndex at = source;
+      double agg = 0.0;
+      std::int32_t seq = 1;
+      for (ArcIndex a : arcs) {
+        const std::size_t arc = static_cast<std::size_t>(a);
+        batch.start_vid.push_back(source_id);
+        batch.end_vid.push_back(target_id);
+        batch.path_seq.push_back(seq++);
+        batch.node.push_back(graph_->vertices.id(at));
+        batch.edge.push_back(forward.edge_ids[arc]);
+        batch.cost.push_back(forward.weights[arc]);
+        batch.agg_cost.push_back(agg);
+        agg += forward.weights[arc];
+        at = forward.heads[arc];
+      }
+      batch.start_vid.push_back(source_id);
+      batch.end_vid.push_back(target_id);
+      batch.path_seq.push_back(seq);
+      batch.node.push_back(target_id);
+      batch.edge.push_back(-1);
+      batch.cost.push_back(0.0);
+      batch.agg_cost.push_back(agg);
+    }
+  }
+  return true;
 }
 
 void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batch) {

@@ -47,6 +47,9 @@ struct CallOptions {
   // kCostMatrix / kAllPairs: one row per source holding its costs to every column (the targets in
   // the order given, or every vertex by ascending id) instead of one row per pair.
   bool cost_arrays = false;
+  // kPaths on an engine with its own path search (the road index): its pick where shortest paths
+  // tie, one query per pair, instead of a tree and the common predecessor rule.
+  bool index_paths_hierarchy = false;
 };
 
 // Rows of one batch, column by column; which columns are filled depends on the CallKind.
@@ -168,6 +171,8 @@ class RoutingCall {
   void solve_locally(const SolveRequest& request);
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
+  // index_paths_hierarchy: the engine's own paths; false (nothing emitted) when it has none.
+  bool emit_index_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_arrays(std::size_t first, int count, ResultBatch& batch);
 

@@ -462,6 +462,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     options.directed = args->directed;
     options.many_source = args->many_source;
     options.cost_arrays = args->cost_arrays;
+    options.index_paths_hierarchy = settings.index_paths_hierarchy;
     // The GPU is probed only when the settings may use it: device = cpu never touches CUDA.
     static const gpu::Availability kCpuOnly = [] {
       gpu::Availability a;

@@ -27,10 +27,17 @@ int g_threads = 0;
 int g_max_memory_kb = 4 * 1024 * 1024;  // 4 GB
 int g_block_size = 0;
 int g_streams = 0;
+int g_index_paths = 0;  // index into kIndexPathOptions
 // Administrators' caps on what sessions may set (superuser settings, as temp_file_limit): a
 // session asking for more is refused at SET, and a call never uses more.
 int g_max_threads = 0;          // 0: no cap
 int g_max_memory_limit_kb = 0;  // 0: no cap
+
+const struct config_enum_entry kIndexPathOptions[] = {
+    {"rule", 0, false},
+    {"hierarchy", 1, false},
+    {nullptr, 0, false},
+};
 
 const struct config_enum_entry kDeviceOptions[] = {
     {"auto", static_cast<int>(DeviceSetting::kAuto), false},
@@ -126,6 +133,13 @@ void define_settings() {
       "Engine for all-pairs and many-source calls (gpu_apsp, gpu_sssp and gpu_path with arrays).",
       "auto, or an engine name listed by gpu_routing_info().", &g_apsp_algorithm, "auto",
       PGC_USERSET, 0, check_apsp_algorithm, nullptr, nullptr);
+  DefineCustomEnumVariable(
+      "gpu_routing.index_paths",
+      "Which path the road index (engine cch) returns where several shortest paths tie.",
+      "rule: the path every engine returns (the common predecessor rule; the index computes a "
+      "whole tree for it); hierarchy: the path the hierarchy finds, one query per pair "
+      "(microseconds on a city), the same cost, possibly other edges where paths tie.",
+      &g_index_paths, 0, kIndexPathOptions, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("gpu_routing.threads",
                           "OpenMP threads of the CPU engines (0 = every core).", nullptr,
                           &g_threads, 0, 0, 1024, PGC_USERSET, 0, check_threads, nullptr, nullptr);
@@ -172,6 +186,7 @@ Settings current_settings() {
   s.max_memory_bytes = static_cast<std::size_t>(memory_kb) * 1024;
   s.block_size = g_block_size;
   s.streams = g_streams;
+  s.index_paths_hierarchy = g_index_paths == 1;
   return s;
 }
 

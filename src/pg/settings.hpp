@@ -15,6 +15,8 @@ struct Settings {
   std::size_t max_memory_bytes = 0;
   int block_size = 0;
   int streams = 0;
+  // gpu_routing.index_paths = hierarchy: the road index's own paths where shortest paths tie.
+  bool index_paths_hierarchy = false;
 };
 
 void define_settings();       // from _PG_init

@@ -1,0 +1,153 @@
+-- road_index: the road index (engine cch) by name. With gpu_routing.index_paths = rule (the
+-- default) its rows equal Dijkstra's rows (engines.sql and kept_graphs.sql check that for every
+-- shape); here, gpu_routing.index_paths = hierarchy, where gpu_path returns the hierarchy's own
+-- paths: on Rome (directed), the random integer graph (undirected; ties, zero-free parallel edges,
+-- one-way edges, self loops) and the disconnected sparse-id graph, for one-to-one, one-to-many,
+-- many-to-one, many-to-many and combinations, every path is a walk along the graph's edges (each
+-- row's edge joins its node to the next row's node in an allowed direction, cost that edge's
+-- cost, agg_cost the sum so far) whose total equals Dijkstra's cost, with the same (start, end)
+-- pairs as Dijkstra (unreachable targets give no rows); where no tie exists (real costs) the
+-- paths are Dijkstra's paths, row for row. With another engine the setting changes nothing. The
+-- setting's values.
+BEGIN;
+SET LOCAL client_min_messages = warning;
+SELECT plan(19);
+
+\set rome 'SELECT id, source, target, cost FROM rome_edges'
+\set rint 'SELECT id, source, target, cost, reverse_cost FROM random_int_edges'
+\set rsparse 'SELECT id, source, target, cost, reverse_cost FROM random_sparse_id_edges'
+
+-- The edges a path may use (id, from, to, cost), as pgRouting reads them: directed, cost from
+-- source to target and reverse_cost back; undirected, each of cost and reverse_cost both ways
+-- (where >= 0).
+CREATE FUNCTION pg_temp.arcs(edges_sql text, directed boolean)
+RETURNS TABLE (id bigint, tail bigint, head bigint, cost float8) LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE format(
+    'WITH e AS (SELECT id::bigint, source::bigint, target::bigint, cost::float8, reverse_cost::float8 FROM (%s) AS q) '
+    'SELECT id, source, target, cost FROM e WHERE cost >= 0 '
+    'UNION ALL SELECT id, target, source, reverse_cost FROM e WHERE reverse_cost >= 0 '
+    'UNION ALL SELECT id, target, source, cost FROM e WHERE cost >= 0 AND NOT %L '
+    'UNION ALL SELECT id, source, target, reverse_cost FROM e WHERE reverse_cost >= 0 AND NOT %L',
+    CASE WHEN edges_sql LIKE '%reverse_cost%' THEN edges_sql
+         ELSE replace(edges_sql, 'cost FROM', 'cost, -1::float8 AS reverse_cost FROM') END,
+    directed, directed);
+END
+$$;
+
+-- A gpu_path call's rows with start_vid and end_vid always present (-1 where the shape omits
+-- them: one-to-one has neither, one-to-many no start_vid, many-to-one no end_vid).
+CREATE FUNCTION pg_temp.normalized(call text) RETURNS text LANGUAGE sql AS $$
+  SELECT 'SELECT coalesce((to_jsonb(p) ->> ''start_vid'')::bigint, -1) AS start_vid, '
+         'coalesce((to_jsonb(p) ->> ''end_vid'')::bigint, -1) AS end_vid, path_seq, node, edge, cost, agg_cost '
+         'FROM ' || call || ' AS p'
+$$;
+
+-- Problems of the hierarchy's paths for a gpu_path call (its arguments after edges_sql given as
+-- text): a row whose edge does not join its node to the next row's node at that cost, an
+-- agg_cost that is not the sum so far, a (start, end) pair whose total differs from Dijkstra's or
+-- that only one side has.
+CREATE FUNCTION pg_temp.path_problems(edges_sql text, args text, directed boolean) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+  problems bigint;
+BEGIN
+  PERFORM set_config('gpu_routing.sssp_algorithm', 'cch', true);
+  PERFORM set_config('gpu_routing.apsp_algorithm', 'cch', true);
+  PERFORM set_config('gpu_routing.index_paths', 'hierarchy', true);
+  EXECUTE format('CREATE TEMP TABLE fast ON COMMIT DROP AS ' || pg_temp.normalized('gpu_path(%L, %s, directed => %L)'),
+                 edges_sql, args, directed);
+  PERFORM set_config('gpu_routing.sssp_algorithm', 'dijkstra', true);
+  PERFORM set_config('gpu_routing.apsp_algorithm', 'dijkstra', true);
+  PERFORM set_config('gpu_routing.index_paths', 'rule', true);
+  EXECUTE format('CREATE TEMP TABLE rule ON COMMIT DROP AS ' || pg_temp.normalized('gpu_path(%L, %s, directed => %L)'),
+                 edges_sql, args, directed);
+  PERFORM set_config('gpu_routing.sssp_algorithm', 'auto', true);
+  PERFORM set_config('gpu_routing.apsp_algorithm', 'auto', true);
+  CREATE TEMP TABLE allowed ON COMMIT DROP AS SELECT * FROM pg_temp.arcs(edges_sql, directed);
+  SELECT
+    (SELECT count(*) FROM fast f
+       JOIN fast nxt ON nxt.start_vid = f.start_vid AND nxt.end_vid = f.end_vid AND nxt.path_seq = f.path_seq + 1
+      WHERE NOT EXISTS (SELECT 1 FROM allowed a WHERE a.id = f.edge AND a.tail = f.node AND a.head = nxt.node AND a.cost = f.cost)
+         OR nxt.agg_cost <> f.agg_cost + f.cost)
+    + (SELECT count(*) FROM fast WHERE path_seq = 1 AND (agg_cost <> 0 OR (start_vid <> -1 AND node <> start_vid)))
+    + (SELECT count(*) FROM fast WHERE edge = -1 AND end_vid <> -1 AND node <> end_vid)
+    + (SELECT count(*) FROM (SELECT start_vid, end_vid, agg_cost FROM fast WHERE edge = -1) f
+         FULL JOIN (SELECT start_vid, end_vid, agg_cost FROM rule WHERE edge = -1) r USING (start_vid, end_vid)
+        WHERE f.agg_cost IS DISTINCT FROM r.agg_cost)
+  INTO problems;
+  DROP TABLE fast, rule, allowed;
+  RETURN problems;
+END
+$$;
+
+SELECT is(pg_temp.path_problems(:'rome', '1, 3000', true), 0::bigint, 'Rome one-to-one: a valid walk of Dijkstra''s cost');
+SELECT is(pg_temp.path_problems(:'rome', '7, ARRAY(SELECT generate_series(1, 3353, 37))', true), 0::bigint,
+          'Rome one-to-many (91 targets): valid walks of Dijkstra''s costs');
+SELECT is(pg_temp.path_problems(:'rome', 'ARRAY(SELECT generate_series(5, 3353, 97)), 2222', true), 0::bigint,
+          'Rome many-to-one (35 sources)');
+SELECT is(pg_temp.path_problems(:'rome', 'ARRAY[1, 100, 2000, 3353], ARRAY[2, 50, 1500, 3000]', true), 0::bigint,
+          'Rome many-to-many');
+SELECT is(pg_temp.path_problems(:'rome', 'ARRAY[1, 100, 2000, 3353], ARRAY[2, 50, 1500, 3000]', false), 0::bigint,
+          'Rome many-to-many, undirected');
+SELECT is(pg_temp.path_problems(:'rint', 'ARRAY(SELECT generate_series(1, 300, 7)), ARRAY(SELECT generate_series(3, 300, 11))', true), 0::bigint,
+          'random integer graph many-to-many, directed (ties, parallel and one-way edges, self loops)');
+SELECT is(pg_temp.path_problems(:'rint', 'ARRAY(SELECT generate_series(1, 300, 7)), ARRAY(SELECT generate_series(3, 300, 11))', false), 0::bigint,
+          'random integer graph many-to-many, undirected');
+SELECT is(pg_temp.path_problems(:'rsparse',
+          'ARRAY[1 * 1000003 - 50000000, 150 * 1000003 - 50000000, 300 * 1000003 - 50000000]::bigint[], '
+          'ARRAY[2 * 1000003 - 50000000, 199 * 1000003 - 50000000, 250 * 1000003 - 50000000, 399 * 1000003 - 50000000]::bigint[]', true),
+          0::bigint, 'disconnected graph: unreachable targets give no rows, reachable ones valid walks');
+
+-- Combinations.
+SELECT is(pg_temp.path_problems(:'rome', '$$SELECT * FROM (VALUES (1, 3000), (3000, 1), (17, 17), (250, 2500)) AS c(source, target)$$', true),
+          0::bigint, 'Rome combinations (a pair from a vertex to itself included)');
+
+-- Real costs have no ties: the hierarchy's paths are Dijkstra's, row for row.
+SET LOCAL gpu_routing.sssp_algorithm = cch;
+SET LOCAL gpu_routing.apsp_algorithm = cch;
+SET LOCAL gpu_routing.index_paths = hierarchy;
+CREATE TEMP TABLE fast_real AS
+SELECT * FROM gpu_path('SELECT id, source, target, cost, reverse_cost FROM random_real_edges',
+                       ARRAY[1, 50, 200], ARRAY[3, 77, 300, 399]);
+SET LOCAL gpu_routing.sssp_algorithm = dijkstra;
+SET LOCAL gpu_routing.apsp_algorithm = dijkstra;
+SELECT is((SELECT count(*) FROM (SELECT start_vid, end_vid, path_seq, node, edge FROM fast_real
+                                 EXCEPT SELECT start_vid, end_vid, path_seq, node, edge FROM gpu_path(
+                                   'SELECT id, source, target, cost, reverse_cost FROM random_real_edges',
+                                   ARRAY[1, 50, 200], ARRAY[3, 77, 300, 399])) AS d), 0::bigint,
+          'real costs: the hierarchy''s paths are Dijkstra''s, edge for edge');
+SELECT ok((SELECT count(*) FROM fast_real) > 50, 'real costs: the paths are not empty');
+SELECT is((SELECT max(abs(f.agg_cost - r.agg_cost) / greatest(r.agg_cost, 1)) < 1e-12
+           FROM fast_real f JOIN gpu_path('SELECT id, source, target, cost, reverse_cost FROM random_real_edges',
+                                          ARRAY[1, 50, 200], ARRAY[3, 77, 300, 399]) r
+             USING (start_vid, end_vid, path_seq)), true,
+          'real costs: agg_cost within 1e-12 of Dijkstra''s (summed along the same edges)');
+
+-- Another engine ignores the setting: Dijkstra's rows are the rule's rows.
+SET LOCAL gpu_routing.device = cpu;
+CREATE TEMP TABLE dijkstra_hierarchy AS SELECT * FROM gpu_path(:'rint', 1, ARRAY[5, 50, 250], false);
+SET LOCAL gpu_routing.index_paths = rule;
+SELECT set_eq('SELECT * FROM dijkstra_hierarchy',
+              format('SELECT * FROM gpu_path(%L, 1, ARRAY[5, 50, 250], false)', :'rint'),
+              'index_paths = hierarchy changes nothing for the dijkstra engine');
+
+-- The rule is the default and gives the rule's paths with cch too.
+SET LOCAL gpu_routing.sssp_algorithm = cch;
+SET LOCAL gpu_routing.apsp_algorithm = cch;
+RESET gpu_routing.index_paths;
+SELECT is(current_setting('gpu_routing.index_paths'), 'rule', 'index_paths defaults to rule');
+CREATE TEMP TABLE cch_rule AS SELECT * FROM gpu_path(:'rint', 1, ARRAY[5, 50, 250], false);
+SELECT results_eq('SELECT * FROM cch_rule', 'SELECT * FROM dijkstra_hierarchy',
+                  'cch with index_paths = rule: Dijkstra''s rows exactly');
+SELECT is((SELECT algorithm FROM gpu_routing_last_run()), 'cch', 'the cch engine answered');
+SELECT ok((SELECT notes LIKE '%road index built by this call: order % ms, hierarchy % ms, customization % ms, % MB%'
+           FROM gpu_routing_last_run()), 'gpu_routing_last_run().notes: the call made the index, with its times and size');
+
+-- The setting's values.
+SELECT throws_ok($$SET LOCAL gpu_routing.index_paths = 'fastest'$$, '22023',
+                 'invalid value for parameter "gpu_routing.index_paths": "fastest"', 'index_paths: an unknown value refused');
+SELECT lives_ok($$SET LOCAL gpu_routing.index_paths = hierarchy$$, 'index_paths = hierarchy accepted');
+
+SELECT * FROM finish();
+ROLLBACK;
