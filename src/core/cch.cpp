@@ -1,8 +1,10 @@
 #include "cch.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace gpu_routing {
@@ -701,6 +703,7 @@ Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& 
         std::max(elimination_tree_height_, depth[static_cast<std::size_t>(r)]);
   }
 
+  bind_owned();  // find_arc reads the spans
   const CsrGraph& forward = graph.forward;
   input_arc_to_cch_arc_.assign(static_cast<std::size_t>(forward.arc_count()), kNoArc);
   for (VertexIndex u = 0; u < n; ++u) {
@@ -715,7 +718,31 @@ Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& 
   }
   fingerprint_ = topology_fingerprint(graph);
   workspace_.resize(n);
+  bind_owned();
   build_ms_ = watch.elapsed_ms();
+}
+
+void Cch::bind_owned() {
+  auto span = [](const auto& vector) {
+    return CchSpan<typename std::decay_t<decltype(vector)>::value_type>{vector.data(),
+                                                                        vector.size()};
+  };
+  at_rank_ = span(vertex_at_rank_);
+  rank_ = span(rank_of_vertex_);
+  parent_span_ = span(parent_);
+  first_ = span(arc_first_);
+  head_ = span(arc_head_);
+  up_ = span(up_weight_);
+  down_ = span(down_weight_);
+  up_via_span_ = span(up_via_);
+  down_via_span_ = span(down_via_);
+  input_arc_span_ = span(input_arc_to_cch_arc_);
+}
+
+bool Cch::same_topology(const Graph& graph) const {
+  return graph.vertex_count() == vertex_count() &&
+         static_cast<std::size_t>(graph.arc_count()) == input_arc_span_.count &&
+         topology_fingerprint(graph) == fingerprint_;
 }
 
 std::uint64_t Cch::topology_fingerprint(const Graph& graph) {
@@ -734,19 +761,19 @@ std::uint64_t Cch::topology_fingerprint(const Graph& graph) {
 }
 
 ArcIndex Cch::find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const {
-  const auto first = arc_head_.begin() + arc_first_[static_cast<std::size_t>(lower_rank)];
-  const auto last = arc_head_.begin() + arc_first_[static_cast<std::size_t>(lower_rank) + 1];
+  const auto first = head_.begin() + first_[static_cast<std::size_t>(lower_rank)];
+  const auto last = head_.begin() + first_[static_cast<std::size_t>(lower_rank) + 1];
   const auto found = std::lower_bound(first, last, higher_rank);
   if (found == last || *found != higher_rank)
     throw RoutingError(ErrorKind::kInternal, "contraction hierarchy arc missing");
-  return static_cast<ArcIndex>(found - arc_head_.begin());
+  return static_cast<ArcIndex>(found - head_.begin());
 }
 
 void Cch::customize(const Graph& graph, const CancelToken& cancel) {
   Stopwatch watch;
-  if (graph.vertex_count() != vertex_count() ||
-      static_cast<std::size_t>(graph.arc_count()) != input_arc_to_cch_arc_.size() ||
-      topology_fingerprint(graph) != fingerprint_)
+  if (is_view_)
+    throw RoutingError(ErrorKind::kInternal, "a contraction hierarchy image cannot be customized");
+  if (!same_topology(graph))
     throw RoutingError(ErrorKind::kInvalidParameter,
                        "the graph to customize with has another topology than the hierarchy",
                        "build the hierarchy again (new order) after the topology changes");
@@ -807,6 +834,7 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel) {
     }
   }
   customized_ = true;
+  bind_owned();
   customization_ms_ = watch.elapsed_ms();
 }
 
@@ -825,7 +853,7 @@ VertexIndex Cch::checked_rank(VertexIndex vertex) const {
   if (vertex < 0 || vertex >= vertex_count())
     throw RoutingError(ErrorKind::kInvalidParameter,
                        "vertex index " + std::to_string(vertex) + " is not in the hierarchy");
-  return rank_of_vertex_[static_cast<std::size_t>(vertex)];
+  return rank_[static_cast<std::size_t>(vertex)];
 }
 
 VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
@@ -835,13 +863,13 @@ VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWor
   // Every upward neighbour of a rank is one of its elimination-tree ancestors, so walking the
   // ancestors in increasing rank relaxes each reached rank after all arcs into it: no queue.
   ws.forward_distance_[static_cast<std::size_t>(source_rank)] = 0.0;
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
     const double here = ws.forward_distance_[static_cast<std::size_t>(x)];
     if (here == kInfinity) continue;
-    for (ArcIndex a = arc_first_[static_cast<std::size_t>(x)];
-         a < arc_first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)]);
-      const double through = here + up_weight_[static_cast<std::size_t>(a)];
+    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+      const double through = here + up_[static_cast<std::size_t>(a)];
       if (through < ws.forward_distance_[y]) {
         ws.forward_distance_[y] = through;
         ws.forward_arc_[y] = a;
@@ -849,13 +877,13 @@ VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWor
     }
   }
   ws.backward_distance_[static_cast<std::size_t>(target_rank)] = 0.0;
-  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
     const double here = ws.backward_distance_[static_cast<std::size_t>(x)];
     if (here == kInfinity) continue;
-    for (ArcIndex a = arc_first_[static_cast<std::size_t>(x)];
-         a < arc_first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)]);
-      const double through = here + down_weight_[static_cast<std::size_t>(a)];
+    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+      const double through = here + down_[static_cast<std::size_t>(a)];
       if (through < ws.backward_distance_[y]) {
         ws.backward_distance_[y] = through;
         ws.backward_arc_[y] = a;
@@ -866,7 +894,7 @@ VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWor
   // chain still hold +infinity backward).
   *best = kInfinity;
   VertexIndex meeting = kNoVertex;
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
     const double total = ws.forward_distance_[static_cast<std::size_t>(x)] +
                          ws.backward_distance_[static_cast<std::size_t>(x)];
     if (total < *best) {
@@ -878,9 +906,9 @@ VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWor
 }
 
 void Cch::clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const {
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)])
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
     ws.forward_distance_[static_cast<std::size_t>(x)] = kInfinity;
-  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)])
+  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
     ws.backward_distance_[static_cast<std::size_t>(x)] = kInfinity;
 }
 
@@ -910,8 +938,8 @@ std::vector<ArcIndex> Cch::path(VertexIndex s, VertexIndex t, CchWorkspace& work
   // The arc that set a rank's distance starts at a lower rank that was reached in this search;
   // following them from the meeting rank ends at the source (forward) or the target (backward).
   auto lower_end = [this](ArcIndex arc) {
-    const auto after = std::upper_bound(arc_first_.begin(), arc_first_.end(), arc);
-    return static_cast<VertexIndex>(after - arc_first_.begin() - 1);
+    const auto after = std::upper_bound(first_.begin(), first_.end(), arc);
+    return static_cast<VertexIndex>(after - first_.begin() - 1);
   };
   std::vector<ArcIndex> up_arcs, down_arcs;
   for (VertexIndex x = meeting; x != source_rank;) {
@@ -940,14 +968,13 @@ void Cch::unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const {
     VertexIndex lower;  // rank of the arc's lower end
     bool upward;
   };
-  const auto after = std::upper_bound(arc_first_.begin(), arc_first_.end(), arc);
-  std::vector<Step> stack = {
-      {arc, static_cast<VertexIndex>(after - arc_first_.begin() - 1), upward}};
+  const auto after = std::upper_bound(first_.begin(), first_.end(), arc);
+  std::vector<Step> stack = {{arc, static_cast<VertexIndex>(after - first_.begin() - 1), upward}};
   while (!stack.empty()) {
     const Step step = stack.back();
     stack.pop_back();
     const std::int32_t via =
-        (step.upward ? up_via_ : down_via_)[static_cast<std::size_t>(step.arc)];
+        (step.upward ? up_via_span_ : down_via_span_)[static_cast<std::size_t>(step.arc)];
     if (via >= 0) {
       out.push_back(via);
       continue;
@@ -956,7 +983,7 @@ void Cch::unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const {
       throw RoutingError(ErrorKind::kInternal,
                          "contraction hierarchy arc with no origin on a path");
     const VertexIndex middle = decode_middle(via);
-    const VertexIndex higher = arc_head_[static_cast<std::size_t>(step.arc)];
+    const VertexIndex higher = head_[static_cast<std::size_t>(step.arc)];
     const ArcIndex middle_lower = find_arc(middle, step.lower);
     const ArcIndex middle_higher = find_arc(middle, higher);
     if (step.upward) {  // lower -> middle -> higher
@@ -976,36 +1003,141 @@ void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) 
     workspace.resize(vertex_count());
   std::vector<double>& distance_by_rank = workspace.forward_distance_;
   distance_by_rank[static_cast<std::size_t>(source_rank)] = 0.0;
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_[static_cast<std::size_t>(x)]) {
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
     const double here = distance_by_rank[static_cast<std::size_t>(x)];
     if (here == kInfinity) continue;
-    for (ArcIndex a = arc_first_[static_cast<std::size_t>(x)];
-         a < arc_first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)]);
-      distance_by_rank[y] =
-          std::min(distance_by_rank[y], here + up_weight_[static_cast<std::size_t>(a)]);
+    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+      distance_by_rank[y] = std::min(distance_by_rank[y], here + up_[static_cast<std::size_t>(a)]);
     }
   }
   // PHAST's sweep: in decreasing rank every higher neighbour is final, and a shortest path's last
   // part goes down, so pulling over downward arcs completes each rank.
   for (VertexIndex r = vertex_count() - 1; r >= 0; --r) {
     double best = distance_by_rank[static_cast<std::size_t>(r)];
-    for (ArcIndex a = arc_first_[static_cast<std::size_t>(r)];
-         a < arc_first_[static_cast<std::size_t>(r) + 1]; ++a)
+    for (ArcIndex a = first_[static_cast<std::size_t>(r)];
+         a < first_[static_cast<std::size_t>(r) + 1]; ++a)
       best = std::min(
-          best, distance_by_rank[static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)])] +
-                    down_weight_[static_cast<std::size_t>(a)]);
+          best, distance_by_rank[static_cast<std::size_t>(head_[static_cast<std::size_t>(a)])] +
+                    down_[static_cast<std::size_t>(a)]);
     distance_by_rank[static_cast<std::size_t>(r)] = best;
-    distances[vertex_at_rank_[static_cast<std::size_t>(r)]] = best;
+    distances[at_rank_[static_cast<std::size_t>(r)]] = best;
   }
   std::fill(distance_by_rank.begin(), distance_by_rank.end(), kInfinity);
 }
 
 std::size_t Cch::memory_bytes() const {
-  auto bytes = [](const auto& array) { return array.capacity() * sizeof(array[0]); };
-  return bytes(vertex_at_rank_) + bytes(rank_of_vertex_) + bytes(parent_) + bytes(arc_first_) +
-         bytes(arc_head_) + bytes(up_weight_) + bytes(down_weight_) + bytes(up_via_) +
-         bytes(down_via_) + bytes(input_arc_to_cch_arc_);
+  auto bytes = [](const auto& span) { return span.count * sizeof(span[0]); };
+  return bytes(at_rank_) + bytes(rank_) + bytes(parent_span_) + bytes(first_) + bytes(head_) +
+         bytes(up_) + bytes(down_) + bytes(up_via_span_) + bytes(down_via_span_) +
+         bytes(input_arc_span_);
+}
+
+namespace {
+
+// The image: this header, then the arrays in the order below, each starting 8-byte aligned.
+struct CchImageHeader {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::int32_t height;
+  std::uint64_t vertices, arcs, input_arcs, fingerprint;
+  double build_ms, customization_ms;
+};
+constexpr std::uint64_t kCchImageMagic = 0x31686363726f7267ULL;  // "grorcch1"
+constexpr std::uint32_t kCchImageVersion = 1;
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + 7) & ~std::size_t{7};
+}
+
+// The arrays' sizes in elements and bytes per element, in image order.
+std::vector<std::pair<std::size_t, std::size_t>> image_layout(std::size_t n, std::size_t m,
+                                                              std::size_t input_arcs) {
+  return {{n, sizeof(VertexIndex)},      {n, sizeof(VertexIndex)},  {n, sizeof(VertexIndex)},
+          {n + 1, sizeof(ArcIndex)},     {m, sizeof(VertexIndex)},  {m, sizeof(double)},
+          {m, sizeof(double)},           {m, sizeof(std::int32_t)}, {m, sizeof(std::int32_t)},
+          {input_arcs, sizeof(ArcIndex)}};
+}
+
+}  // namespace
+
+std::size_t Cch::image_bytes() const {
+  std::size_t total = aligned(sizeof(CchImageHeader));
+  for (const auto& [count, size] :
+       image_layout(static_cast<std::size_t>(vertex_count()), static_cast<std::size_t>(arc_count()),
+                    input_arc_span_.count))
+    total += aligned(count * size);
+  return total;
+}
+
+void Cch::write_image(void* out) const {
+  require_customized();
+  auto* base = static_cast<char*>(out);
+  CchImageHeader header{};
+  header.magic = kCchImageMagic;
+  header.version = kCchImageVersion;
+  header.height = elimination_tree_height_;
+  header.vertices = static_cast<std::uint64_t>(vertex_count());
+  header.arcs = static_cast<std::uint64_t>(arc_count());
+  header.input_arcs = input_arc_span_.count;
+  header.fingerprint = fingerprint_;
+  header.build_ms = build_ms_;
+  header.customization_ms = customization_ms_;
+  std::memcpy(base, &header, sizeof header);
+  std::size_t at = aligned(sizeof header);
+  const void* sources[] = {
+      at_rank_.data, rank_.data, parent_span_.data, first_.data,         head_.data,
+      up_.data,      down_.data, up_via_span_.data, down_via_span_.data, input_arc_span_.data};
+  const auto layout = image_layout(header.vertices, header.arcs, header.input_arcs);
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    const std::size_t bytes = layout[k].first * layout[k].second;
+    if (bytes > 0) std::memcpy(base + at, sources[k], bytes);
+    at += aligned(bytes);
+  }
+}
+
+Cch Cch::view_image(const void* image, std::size_t bytes, const Graph& graph) {
+  auto invalid = [](const char* what) {
+    return RoutingError(ErrorKind::kInternal, std::string("contraction hierarchy image: ") + what);
+  };
+  if (bytes < sizeof(CchImageHeader) || reinterpret_cast<std::uintptr_t>(image) % 8 != 0)
+    throw invalid("too small or misaligned");
+  CchImageHeader header;
+  std::memcpy(&header, image, sizeof header);
+  if (header.magic != kCchImageMagic || header.version != kCchImageVersion)
+    throw invalid("not an image of this version");
+  Cch cch;
+  const auto layout = image_layout(header.vertices, header.arcs, header.input_arcs);
+  std::size_t needed = aligned(sizeof header);
+  for (const auto& [count, size] : layout) needed += aligned(count * size);
+  if (needed != bytes) throw invalid("its size does not match its header");
+  const char* base = static_cast<const char*>(image);
+  std::size_t at = aligned(sizeof header);
+  auto next = [&](auto& span, std::size_t k) {
+    span.data = reinterpret_cast<decltype(span.data)>(base + at);
+    span.count = layout[k].first;
+    at += aligned(layout[k].first * layout[k].second);
+  };
+  next(cch.at_rank_, 0);
+  next(cch.rank_, 1);
+  next(cch.parent_span_, 2);
+  next(cch.first_, 3);
+  next(cch.head_, 4);
+  next(cch.up_, 5);
+  next(cch.down_, 6);
+  next(cch.up_via_span_, 7);
+  next(cch.down_via_span_, 8);
+  next(cch.input_arc_span_, 9);
+  cch.elimination_tree_height_ = header.height;
+  cch.fingerprint_ = header.fingerprint;
+  cch.build_ms_ = header.build_ms;
+  cch.customization_ms_ = header.customization_ms;
+  cch.customized_ = true;
+  cch.is_view_ = true;
+  if (!cch.same_topology(graph))
+    throw invalid("built for another graph than the one it is used with");
+  return cch;
 }
 
 }  // namespace gpu_routing

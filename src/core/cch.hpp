@@ -55,6 +55,17 @@ std::vector<VertexIndex> cch_order(const Graph& graph, const double* x = nullptr
 
 class Cch;
 
+// A read-only array: the Cch's own vectors, or a part of a mapped index image (Cch::view_image).
+template <typename T>
+struct CchSpan {
+  const T* data = nullptr;
+  std::size_t count = 0;
+  std::size_t size() const { return count; }
+  const T& operator[](std::size_t i) const { return data[i]; }
+  const T* begin() const { return data; }
+  const T* end() const { return data + count; }
+};
+
 // The per-query scratch arrays (sized to the vertex count, kept at +infinity between queries), so
 // that one Cch can serve concurrent queries, one workspace per thread.
 class CchWorkspace {
@@ -74,6 +85,11 @@ class CchWorkspace {
 class Cch {
  public:
   Cch() = default;
+  // Moving keeps the arrays where they are (the spans stay valid); copying would not.
+  Cch(Cch&&) = default;
+  Cch& operator=(Cch&&) = default;
+  Cch(const Cch&) = delete;
+  Cch& operator=(const Cch&) = delete;
   // `order`: the vertex at each rank, a permutation of 0 .. vertex_count - 1 (as cch_order gives).
   // Builds the topology only; customize() before querying. Throws kInvalidParameter on an order
   // that is no permutation, kProgramLimit past 2^31 - 1 CCH arcs.
@@ -100,14 +116,24 @@ class Cch {
   void one_to_all(VertexIndex s, double* distances) { one_to_all(s, distances, own_workspace()); }
 
   // Topology, by rank.
-  VertexIndex vertex_count() const { return static_cast<VertexIndex>(vertex_at_rank_.size()); }
-  ArcIndex arc_count() const { return static_cast<ArcIndex>(arc_head_.size()); }
-  const std::vector<VertexIndex>& vertex_at_rank() const { return vertex_at_rank_; }
-  const std::vector<VertexIndex>& rank_of_vertex() const { return rank_of_vertex_; }
+  VertexIndex vertex_count() const { return static_cast<VertexIndex>(at_rank_.count); }
+  ArcIndex arc_count() const { return static_cast<ArcIndex>(head_.count); }
+  CchSpan<VertexIndex> vertex_at_rank() const { return at_rank_; }
+  CchSpan<VertexIndex> rank_of_vertex() const { return rank_; }
   // The lowest-ranked upward neighbour of each rank (kNoVertex for a root): every upward neighbour
   // of a rank is among its ancestors in this tree, which is why the queries only walk up it.
-  const std::vector<VertexIndex>& elimination_tree_parent() const { return parent_; }
+  CchSpan<VertexIndex> elimination_tree_parent() const { return parent_span_; }
   int elimination_tree_height() const { return elimination_tree_height_; }
+
+  // A customized Cch as one flat image (for shared memory): image_bytes() bytes written by
+  // write_image() at an 8-byte aligned address. view_image() answers queries straight from such
+  // an image (nothing copied; the image must outlive the view, which cannot be customized
+  // again); it checks the image's header and that `graph` has the topology it was built from.
+  std::size_t image_bytes() const;
+  void write_image(void* out) const;
+  static Cch view_image(const void* image, std::size_t bytes, const Graph& graph);
+  // Whether `graph` has the topology this hierarchy was built from (re-customizable with it).
+  bool same_topology(const Graph& graph) const;
 
   // Figures for reporting: bytes of every array (the workspace excluded), milliseconds of the
   // topology build and of the latest customization.
@@ -149,6 +175,13 @@ class Cch {
   // For each arc of graph.forward, the CCH arc it lies on (kNoArc for self loops): customization
   // then needs no search.
   std::vector<ArcIndex> input_arc_to_cch_arc_;
+  // What queries read: the vectors above (bind_owned), or an image's arrays (view_image).
+  void bind_owned();
+  CchSpan<VertexIndex> at_rank_, rank_, parent_span_, head_;
+  CchSpan<ArcIndex> first_, input_arc_span_;
+  CchSpan<double> up_, down_;
+  CchSpan<std::int32_t> up_via_span_, down_via_span_;
+  bool is_view_ = false;
   std::uint64_t fingerprint_ = 0;
   bool customized_ = false;
   double build_ms_ = 0.0;

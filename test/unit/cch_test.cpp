@@ -306,6 +306,56 @@ TEST(CchOrder, FlowCutFindsBridgesBetweenCities) {
   }
 }
 
+// The flat image (what a kept graph's shared index holds): a view of it answers exactly as the
+// Cch it was written from, refuses a graph of another topology and a damaged header, and cannot
+// be customized again.
+TEST(Cch, ImageViewAnswersAsTheOriginal) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 60 + static_cast<int>(seed * 23 % 150);
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = seed % 2 == 0;
+    spec.components = 1 + static_cast<int>(seed % 2);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 3 != 0);
+    Cch original(g, cch_order(g));
+    original.customize(g);
+    std::vector<std::uint64_t> storage((original.image_bytes() + 7) / 8);
+    original.write_image(storage.data());
+    Cch view = Cch::view_image(storage.data(), original.image_bytes(), g);
+    EXPECT_EQ(view.memory_bytes(), original.memory_bytes());
+    EXPECT_EQ(view.elimination_tree_height(), original.elimination_tree_height());
+    const auto n = static_cast<std::size_t>(g.vertex_count());
+    std::vector<double> a(n), b(n);
+    CchWorkspace workspace;
+    for (VertexIndex s = 0; s < g.vertex_count(); s += 7) {
+      original.one_to_all(s, a.data());
+      view.one_to_all(s, b.data(), workspace);
+      ASSERT_EQ(a, b) << testing::describe(spec, seed) << " source " << s;
+      for (VertexIndex target = 0; target < g.vertex_count(); target += 11) {
+        EXPECT_EQ(view.distance(s, target, workspace), original.distance(s, target));
+        EXPECT_EQ(view.path(s, target, workspace), original.path(s, target));
+      }
+    }
+    expect_matches_dijkstra(g, view, 3, "image view");
+    EXPECT_THROW(view.customize(g), RoutingError);
+    // Another topology: one arc fewer.
+    EdgeTable fewer = t;
+    fewer.ids.pop_back();
+    fewer.sources.pop_back();
+    fewer.targets.pop_back();
+    fewer.costs.pop_back();
+    if (!fewer.reverse_costs.empty()) fewer.reverse_costs.pop_back();
+    Graph other = build_graph(fewer.view(), seed % 3 != 0);
+    if (other.vertex_count() == g.vertex_count()) {
+      EXPECT_THROW(Cch::view_image(storage.data(), original.image_bytes(), other), RoutingError);
+    }
+    EXPECT_THROW(Cch::view_image(storage.data(), original.image_bytes() - 8, g), RoutingError);
+    storage[0] ^= 1;
+    EXPECT_THROW(Cch::view_image(storage.data(), original.image_bytes(), g), RoutingError);
+  }
+}
+
 // New weights on the same rows: the same Cch customized again answers for the new weights, and
 // going back to the first weights gives the first answers again.
 TEST(Cch, RecustomizationFollowsChangedWeights) {
