@@ -134,6 +134,8 @@ class Cch {
   static Cch view_image(const void* image, std::size_t bytes, const Graph& graph);
   // Whether `graph` has the topology this hierarchy was built from (re-customizable with it).
   bool same_topology(const Graph& graph) const;
+  // A hash of the graph's CSR structure (vertices, arc heads; weights left out).
+  static std::uint64_t topology_fingerprint(const Graph& graph);
 
   // Figures for reporting: bytes of every array (the workspace excluded), milliseconds of the
   // topology build and of the latest customization.
@@ -157,7 +159,6 @@ class Cch {
   VertexIndex search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
                      double* best) const;
   void clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const;
-  static std::uint64_t topology_fingerprint(const Graph& graph);
 
   std::vector<VertexIndex> vertex_at_rank_;
   std::vector<VertexIndex> rank_of_vertex_;

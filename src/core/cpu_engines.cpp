@@ -118,16 +118,19 @@ class CpuCchEngine final : public ShortestPathEngine {
   bool supports_compact_targets() const override { return true; }
   void rebind(const EngineOptions& options) override {
     ShortestPathEngine::rebind(options);
-    if (cch_.customized()) report_.notes = "road index kept from an earlier call on this graph";
+    if (options.road_index != nullptr) options_.road_index = options.road_index;
+    report_.notes = options_.road_index != nullptr
+                        ? "the kept graph's road index (shared)"
+                        : "road index kept from an earlier call on this graph";
   }
 
   bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) override {
     Stopwatch watch;
-    if (!cch_.customized()) build_index();
+    const Cch& cch = index();
     if (workspaces_.empty())
       workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
     CchWorkspace& workspace = *workspaces_.front();
-    arcs = cch_.path(s, t, workspace);
+    arcs = cch.path(s, t, workspace);
     *cost = 0.0;
     if (arcs.empty() && s != t) *cost = kInfinity;
     for (ArcIndex a : arcs) *cost += graph_.forward.weights[static_cast<std::size_t>(a)];
@@ -138,7 +141,7 @@ class CpuCchEngine final : public ShortestPathEngine {
 
   void solve(const SolveRequest& request) override {
     Stopwatch watch;
-    if (!cch_.customized()) build_index();
+    const Cch& cch = index();
     const VertexIndex n = graph_.vertex_count();
     const bool compact = request.compact_targets && request.targets != nullptr;
     const std::size_t width =
@@ -156,15 +159,15 @@ class CpuCchEngine final : public ShortestPathEngine {
       const VertexIndex source = request.sources[i];
       if (per_target) {
         for (int t = 0; t < request.target_count; ++t)
-          row[t] = cch_.distance(source, request.targets[t], workspace);
+          row[t] = cch.distance(source, request.targets[t], workspace);
       } else if (compact) {
         std::vector<double>& sweep = full[static_cast<std::size_t>(thread)];
         sweep.resize(static_cast<std::size_t>(n));
-        cch_.one_to_all(source, sweep.data(), workspace);
+        cch.one_to_all(source, sweep.data(), workspace);
         for (int t = 0; t < request.target_count; ++t)
           row[t] = sweep[static_cast<std::size_t>(request.targets[t])];
       } else {
-        cch_.one_to_all(source, row, workspace);
+        cch.one_to_all(source, row, workspace);
         if (request.predecessor_arcs != nullptr)
           compute_predecessors(graph_.reverse, row, source,
                                request.predecessor_arcs + static_cast<std::size_t>(i) * n);
@@ -175,6 +178,16 @@ class CpuCchEngine final : public ShortestPathEngine {
   }
 
  private:
+  // The kept graph's shared index when there is one, else this engine's own (made now if not yet).
+  const Cch& index() {
+    if (options_.road_index != nullptr) {
+      if (report_.notes.empty()) report_.notes = "the kept graph's road index (shared)";
+      return *options_.road_index;
+    }
+    if (!cch_.customized()) build_index();
+    return cch_;
+  }
+
   void build_index() {
     Stopwatch watch;
     std::vector<VertexIndex> order = cch_order(graph_, nullptr, nullptr, options_.cancel);

@@ -20,12 +20,17 @@ namespace gpu_routing {
 enum class Device { kCpu, kGpu };
 const char* device_label(Device device);  // "cpu" / "gpu"
 
+class Cch;
+
 struct EngineOptions {
   int threads = 0;     // OpenMP threads; 0 = every core
   int block_size = 0;  // CUDA threads per block; 0 = the engine's tuned default
   int streams = 0;     // CUDA streams for engines that run sources concurrently; 0 = default
   MemoryBudget budget;
   CancelToken cancel;
+  // A kept graph's shared road index, customized for this graph (null: none). The cch engine
+  // answers from it instead of making its own; it outlives the call.
+  const Cch* road_index = nullptr;
 };
 
 struct SolveRequest {

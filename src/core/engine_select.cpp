@@ -109,6 +109,9 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
         } else {
           chosen = Device::kCpu;
         }
+      } else if (shape.road_index &&
+                 !(gpus.usable && shape.source_count >= kAutoIndexMaxSourcesBeforeGpu)) {
+        chosen = Device::kCpu;
       } else if (!gpus.usable) {
         chosen = Device::kCpu;
         selection.reason = "no usable GPU (" + gpus.reason + "); ";
@@ -123,7 +126,10 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
   }
 
   std::string name = algorithm;
-  if (is_auto) {
+  if (is_auto && shape.road_index && chosen == Device::kCpu) {
+    name = "cch";
+    selection.reason += "auto: the kept graph's road index is current";
+  } else if (is_auto) {
     std::string why;
     name = auto_algorithm(chosen, shape, why);
     selection.reason += why;

@@ -161,6 +161,7 @@ void RoutingCall::prepare() {
   shape.source_count = static_cast<int>(std::min<std::size_t>(source_indices_.size(), 1 << 30));
   shape.all_pairs = kind_ == CallKind::kAllPairs;
   shape.many_source = options_.many_source;
+  shape.road_index = options_.engine.road_index != nullptr;
   shape_ = shape;
   EngineSelection selection = select_engine(
       options_.device, options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm,
@@ -204,7 +205,9 @@ void RoutingCall::prepare() {
   // A kept graph carries its reversed CSR; one built for this call gets it here.
   if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
   Stopwatch watch;
-  const bool remote = options_.remote != nullptr && options_.remote->serves(*selection.engine);
+  // A kept graph's shared road index is mapped in this process: its engine runs here.
+  const bool remote = options_.remote != nullptr && options_.remote->serves(*selection.engine) &&
+                      !(selection.engine->kept_with_graph && options_.engine.road_index != nullptr);
   if (remote) {
     engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
                                       options_.kept_image_segment);

@@ -412,7 +412,11 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   if (args->combinations_sql != nullptr)
     args->combinations_sql = const_cast<char*>(
         statement_sql(args->combinations_sql, "combinations_sql", args->function));
-  resolve_kept_graph(args->edges_sql, args->directed, args->function, &kept);
+  // Naming the road index's engine asks for the kept graph's index (made by this call if absent).
+  const Settings named = current_settings();
+  const bool road_index_asked =
+      (args->many_source ? named.apsp_algorithm : named.sssp_algorithm) == "cch";
+  resolve_kept_graph(args->edges_sql, args->directed, args->function, road_index_asked, &kept);
   progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql
   progress_set_phase(CallPhase::kReading);  // after a kept graph's build, or reading it privately
   QueryColumns edges;
@@ -479,6 +483,15 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     if (kept.graph != nullptr && kept.has_image)
       options.kept_image_segment = kept_image_segment_name(kept.image_handle);
     options.engine_cache = kept.engines;
+    options.engine.road_index = kept.road_index;
+    // cch named on a kept graph whose index is not ready (another session is making it, or it
+    // did not fit): a search engine answers rather than this session making an index of its own.
+    if (road_index_asked && kept.graph != nullptr && kept.road_index == nullptr) {
+      if (args->many_source)
+        options.apsp_algorithm = "dijkstra";
+      else
+        options.sssp_algorithm = "dijkstra";
+    }
     call = own(call_slot, kept.graph != nullptr
                               ? new RoutingCall(args->kind, *kept.graph, options, gpus)
                               : new RoutingCall(args->kind, arrays, options, gpus));
@@ -559,7 +572,10 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     copy_text(last.reason, sizeof last.reason,
               s.algorithm.empty() ? "no source in the graph or no edges: empty result" : s.reason);
     std::string notes = kept.how;
-    if (!s.notes.empty()) notes += (notes.empty() ? "" : "; ") + s.notes;
+    if (kept.index_how[0] != '\0')
+      notes += (notes.empty() ? "" : "; ") + std::string(kept.index_how);
+    if (!s.notes.empty() && !(kept.index_how[0] != '\0' && s.algorithm == "cch"))
+      notes += (notes.empty() ? "" : "; ") + s.notes;
     copy_text(last.notes, sizeof last.notes, notes);
     copy_text(last.graph, sizeof last.graph, kept.graph != nullptr ? kept.name : "");
     last.vertices = s.vertices;

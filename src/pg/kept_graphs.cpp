@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "cch.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "query_reader.hpp"
@@ -67,6 +68,7 @@ constexpr const char* kGraphPrefix = "graph:";
 constexpr const char* kTriggerName = GPU_ROUTING_TRACK_TRIGGER;
 
 enum FormState : int { kFormFree = 0, kFormBuilding = 1, kFormReady = 2 };
+enum IndexState : int { kIndexNone = 0, kIndexBuilding = 1, kIndexReady = 2 };
 
 // One built (or building) form of a registered graph.
 struct SharedForm {
@@ -87,6 +89,31 @@ struct SharedForm {
   double build_ms;
   int64 calls;
   int64 device_bytes;  // held by sessions' kept GPU engines (one device copy per session for now)
+  // The road index of this form (a customized contraction hierarchy image, Cch::write_image),
+  // made by the first call that wants it; never outlives its form.
+  int index_state;
+  int index_builder_pid;
+  dsm_handle index_handle;
+  Size index_bytes;
+  double index_order_ms;  // 0 when the order was reused from the graph's earlier form
+  double index_hierarchy_ms, index_customization_ms;
+};
+
+// The contraction order of a graph's road index, kept apart from its forms: a committed change
+// replaces the form (and its index), and the next index reuses the order while the topology is
+// the same (only the hierarchy and the customization are made again). Its presence is what marks
+// a graph as wanting an index. The vertices by rank, as vertex ids (int64).
+struct SharedOrder {
+  bool used;
+  Oid database;
+  int64 graph_id;
+  bool directed;
+  uint64 fingerprint;  // topology_key() of the graph it was made for
+  int64 vertices;
+  dsm_handle handle;
+  Size bytes;
+  double order_ms;
+  TimestampTz made_at;
 };
 
 struct TrackedTable {
@@ -106,6 +133,7 @@ struct SharedState {
   int committing_untracked;  // committing transactions whose tables could not all be marked
   TrackedTable tracked[kMaxTrackedTables];
   SharedForm forms[kMaxForms];
+  SharedOrder orders[kMaxForms];
 };
 
 SharedState* g_shared = nullptr;
@@ -131,6 +159,9 @@ bool g_marked_untracked = false;
 // Forms this backend is building (cleared on error and at exit) and ids registered by the open
 // transaction (their forms are dropped if it aborts).
 int g_building_form = -1;
+// The form whose road index this backend is making (its handle identifies the form), or -1.
+int g_building_index = -1;
+dsm_handle g_building_index_form = DSM_HANDLE_INVALID;
 constexpr int kMaxRegisteredInXact = 16;
 int64 g_registered_in_xact[kMaxRegisteredInXact];
 bool g_registered_after_write[kMaxRegisteredInXact];  // registered after the transaction wrote
@@ -149,6 +180,9 @@ struct SessionGraph {
   int64 device_bytes;  // what this session reported into the form's device_bytes
   int64 edge_rows;     // of the form as mapped (the slot may hold another form later)
   Size bytes;
+  // The form's road index, mapped (null until a call needs it).
+  dsm_segment* index_segment;
+  Cch* index;
 };
 SessionGraph g_session[kMaxSessionGraphs];
 
@@ -570,7 +604,28 @@ void free_form(int f) {
   SharedForm& form = g_shared->forms[f];
   if (form.state == kFormReady && form.handle != DSM_HANDLE_INVALID)
     dsm_unpin_segment(form.handle);  // sessions still mapping it keep it until they let go
+  if (form.index_state == kIndexReady && form.index_handle != DSM_HANDLE_INVALID)
+    dsm_unpin_segment(form.index_handle);
   memset(&form, 0, sizeof form);
+}
+
+void free_order(SharedOrder& order) {
+  if (order.used && order.handle != DSM_HANDLE_INVALID) dsm_unpin_segment(order.handle);
+  memset(&order, 0, sizeof order);
+}
+
+// The graph no longer wants an index (dropped): its orders go too.
+void free_orders_of(int64 id) {
+  for (auto& order : g_shared->orders)
+    if (order.used && order.database == MyDatabaseId && order.graph_id == id) free_order(order);
+}
+
+SharedOrder* find_order(int64 id, bool directed) {
+  for (auto& order : g_shared->orders)
+    if (order.used && order.database == MyDatabaseId && order.graph_id == id &&
+        order.directed == directed)
+      return &order;
+  return nullptr;
 }
 
 // Frees every form of a graph id in this database (all generations).
@@ -585,14 +640,33 @@ void free_forms_of(int64 id) {
 Size used_bytes() {
   Size total = 0;
   for (int f = 0; f < kMaxForms; ++f)
-    if (g_shared->forms[f].state != kFormFree) total += g_shared->forms[f].bytes;
+    if (g_shared->forms[f].state != kFormFree)
+      total += g_shared->forms[f].bytes + g_shared->forms[f].index_bytes;
+  for (const auto& order : g_shared->orders)
+    if (order.used) total += order.bytes;
   return total;
 }
 
 // --- Cleanup: a build abandoned by an error, a cancel or the backend's exit
 // -----------------------
 
+void abandon_index_build() {
+  if (g_building_index < 0 || g_shared == nullptr) return;
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  SharedForm& form = g_shared->forms[g_building_index];
+  if (form.handle == g_building_index_form && form.index_state == kIndexBuilding &&
+      form.index_builder_pid == MyProcPid) {
+    form.index_state = kIndexNone;
+    form.index_builder_pid = 0;
+    form.index_bytes = 0;
+  }
+  LWLockRelease(g_shared->lock);
+  g_building_index = -1;
+  g_building_index_form = DSM_HANDLE_INVALID;
+}
+
 void abandon_build() {
+  abandon_index_build();
   if (g_building_form < 0 || g_shared == nullptr) return;
   LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
   SharedForm& form = g_shared->forms[g_building_form];
@@ -708,7 +782,10 @@ void xact_callback(XactEvent event, void*) {
       if (g_shared != nullptr && g_registered_count > 0) {
         // Forms built for registrations that never committed.
         LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
-        for (int i = 0; i < g_registered_count; ++i) free_forms_of(g_registered_in_xact[i]);
+        for (int i = 0; i < g_registered_count; ++i) {
+          free_forms_of(g_registered_in_xact[i]);
+          free_orders_of(g_registered_in_xact[i]);
+        }
         LWLockRelease(g_shared->lock);
       }
       g_changed_count = 0;
@@ -754,11 +831,14 @@ void release_session_graph(SessionGraph& entry, bool locked = false) {
   report_device_bytes(entry, 0, locked);
   Failure failure;
   guarded(&failure, [&] {
-    delete entry.engines;
+    delete entry.engines;  // before the index and the graph they use
+    delete entry.index;
     delete entry.view;
   });
   entry.engines = nullptr;
+  entry.index = nullptr;
   entry.view = nullptr;
+  if (entry.index_segment != nullptr) dsm_detach(entry.index_segment);
   if (entry.segment != nullptr) dsm_detach(entry.segment);
   memset(&entry, 0, sizeof entry);
 }
@@ -1089,6 +1169,237 @@ SessionGraph* acquire_form(const Registration& reg, bool directed, double* build
   }
 }
 
+// --- The road index
+// -------------------------------------------------------------------------------
+
+// What a kept order depends on: the graph's vertices and arcs as vertex ids, independent of the
+// order the rows came in (an UPDATE moves a row, and with it its arc's place in the CSR, without
+// changing the topology). A sum of mixed (tail, head) pairs.
+uint64 topology_key(const Graph& graph) {
+  auto mix = [](uint64 x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+  };
+  const CsrGraph& forward = graph.forward;
+  uint64 key = mix(static_cast<uint64>(forward.vertex_count));
+  for (VertexIndex u = 0; u < forward.vertex_count; ++u) {
+    const uint64 tail = mix(static_cast<uint64>(graph.vertices.id(u)));
+    key += mix(tail ^ 0x9e3779b97f4a7c15ULL);  // the vertex itself, arcs or none
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a)
+      key += mix(tail + mix(static_cast<uint64>(
+                            graph.vertices.id(forward.heads[static_cast<std::size_t>(a)]))));
+  }
+  return key;
+}
+
+// Maps the ready index of `entry`'s form (called with the lock held, so it cannot go away).
+void map_index(SessionGraph* entry, const SharedForm& form) {
+  dsm_segment* segment = dsm_attach(form.index_handle);
+  if (segment == nullptr) return;
+  dsm_pin_mapping(segment);
+  Cch* index = nullptr;
+  Failure failure;
+  const bool ok = guarded(&failure, [&] {
+    index = new Cch(Cch::view_image(dsm_segment_address(segment), dsm_segment_map_length(segment),
+                                    *entry->view));
+  });
+  if (!ok) {
+    dsm_detach(segment);
+    return;  // an image that does not fit its graph is not used; the call uses the search engines
+  }
+  entry->index_segment = segment;
+  entry->index = index;
+}
+
+// Stores `order` (vertex indices by rank of `graph`) as the graph's kept order, as vertex ids.
+// Called without the lock; a failure only loses the order (the next index orders again).
+void keep_order(const Registration& reg, bool directed, const Graph& graph,
+                const std::vector<VertexIndex>& order, uint64 fingerprint, double order_ms) {
+  const Size bytes = std::max<Size>(1, order.size() * sizeof(int64));
+  dsm_segment* segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+  if (segment == nullptr) return;
+  auto* ids = static_cast<int64*>(dsm_segment_address(segment));
+  for (std::size_t r = 0; r < order.size(); ++r) ids[r] = graph.vertices.id(order[r]);
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  SharedOrder* slot = find_order(reg.id, directed);
+  if (slot == nullptr)
+    for (auto& o : g_shared->orders)
+      if (!o.used) {
+        slot = &o;
+        break;
+      }
+  if (slot == nullptr) {  // every slot taken: the oldest order goes
+    slot = &g_shared->orders[0];
+    for (auto& o : g_shared->orders)
+      if (o.made_at < slot->made_at) slot = &o;
+  }
+  free_order(*slot);
+  dsm_pin_segment(segment);
+  slot->used = true;
+  slot->database = MyDatabaseId;
+  slot->graph_id = reg.id;
+  slot->directed = directed;
+  slot->fingerprint = fingerprint;
+  slot->vertices = static_cast<int64>(order.size());
+  slot->handle = dsm_segment_handle(segment);
+  slot->bytes = bytes;
+  slot->order_ms = order_ms;
+  slot->made_at = GetCurrentTimestamp();
+  LWLockRelease(g_shared->lock);
+  dsm_detach(segment);
+}
+
+// The road index of `entry`'s form for this call: mapped when the form has one; made now, by this
+// call, when the graph wants one (`asked`: the call named the cch engine; or a kept order marks
+// the graph) and no other session is making it. Until it is ready, calls use the search engines
+// (use->road_index stays null). The order is reused while the topology is the same, so after a
+// committed cost change the next index costs its hierarchy and customization only.
+void prepare_road_index(const Registration& reg, bool directed, SessionGraph* entry, bool asked,
+                        KeptGraphUse* use) {
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  SharedForm& form = g_shared->forms[entry->form];
+  if (!(form.state == kFormReady && form.handle == entry->handle)) {
+    LWLockRelease(g_shared->lock);
+    return;
+  }
+  if (form.index_state == kIndexReady) {
+    if (entry->index == nullptr) map_index(entry, form);
+    LWLockRelease(g_shared->lock);
+    use->road_index = entry->index;
+    return;
+  }
+  const SharedOrder* order = find_order(reg.id, directed);
+  if (form.index_state == kIndexBuilding || !(asked || order != nullptr)) {
+    if (form.index_state == kIndexBuilding)
+      snprintf(use->index_how, sizeof use->index_how,
+               "road index being made by process %d: a search engine meanwhile",
+               form.index_builder_pid);
+    LWLockRelease(g_shared->lock);
+    return;
+  }
+  form.index_state = kIndexBuilding;
+  form.index_builder_pid = MyProcPid;
+  g_building_index = entry->form;
+  g_building_index_form = form.handle;
+  const dsm_handle order_handle = order != nullptr ? order->handle : DSM_HANDLE_INVALID;
+  const uint64 order_fingerprint = order != nullptr ? order->fingerprint : 0;
+  const int64 order_vertices = order != nullptr ? order->vertices : -1;
+  LWLockRelease(g_shared->lock);
+
+  progress_set_phase(CallPhase::kBuilding);
+  const Graph& graph = *entry->view;
+  std::unique_ptr<Cch> built;
+  std::vector<VertexIndex> new_order;
+  uint64 fingerprint = 0;
+  double order_ms = 0;
+  Failure failure;
+  bool ok = guarded(&failure, [&] {
+    fingerprint = topology_key(graph);
+    std::vector<VertexIndex> ranked;
+    // The kept order, where it was made for this very topology.
+    if (order_handle != DSM_HANDLE_INVALID && order_fingerprint == fingerprint &&
+        order_vertices == graph.vertex_count()) {
+      // Attaching may fail if the order was replaced meanwhile: then order again.
+      if (dsm_segment* segment = dsm_attach(order_handle); segment != nullptr) {
+        const auto* ids = static_cast<const int64*>(dsm_segment_address(segment));
+        ranked.reserve(static_cast<std::size_t>(order_vertices));
+        for (int64 r = 0; r < order_vertices; ++r) {
+          const VertexIndex v = graph.vertices.find(ids[r]);
+          if (v == kNoVertex) break;
+          ranked.push_back(v);
+        }
+        dsm_detach(segment);
+        if (ranked.size() != static_cast<std::size_t>(order_vertices)) ranked.clear();
+      }
+    }
+    if (ranked.empty()) {
+      Stopwatch watch;
+      ranked = cch_order(graph, nullptr, nullptr, CancelToken(cancel_requested));
+      order_ms = std::max(watch.elapsed_ms(), 0.001);
+      new_order = ranked;
+    }
+    built = std::make_unique<Cch>(graph, std::move(ranked), CancelToken(cancel_requested));
+    built->customize(graph, CancelToken(cancel_requested));
+  });
+  if (!ok) raise_failure(&failure);  // the abort callback gives the claim back
+
+  const Size bytes = built->image_bytes();
+  char problem[320], evicted[512];
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  bool fits = make_room(reg, bytes, entry->form, problem, sizeof problem, evicted, sizeof evicted);
+  if (fits) form.index_bytes = bytes;  // counted while the image is written
+  LWLockRelease(g_shared->lock);
+  if (evicted[0] != '\0')
+    ereport(NOTICE, (errmsg("evicted from memory to make room for the road index of kept graph "
+                            "\"%s\": %s; they are rebuilt when next used",
+                            reg.name, evicted)));
+  if (!new_order.empty()) {
+    ok = guarded(&failure,
+                 [&] { keep_order(reg, directed, graph, new_order, fingerprint, order_ms); });
+    if (!ok) raise_failure(&failure);
+  }
+  dsm_segment* segment = fits ? dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS) : nullptr;
+  if (segment == nullptr) {
+    abandon_index_build();
+    snprintf(use->index_how, sizeof use->index_how, "road index not kept: %s",
+             fits ? "no dynamic shared memory segment left" : problem);
+    return;
+  }
+  ok = guarded(&failure, [&] { built->write_image(dsm_segment_address(segment)); });
+  if (!ok) {
+    dsm_detach(segment);
+    raise_failure(&failure);
+  }
+  const double hierarchy_ms = built->build_ms(), customization_ms = built->customization_ms();
+  ok = guarded(&failure, [&] { built.reset(); });
+
+  LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  const bool still_ours = form.state == kFormReady && form.handle == entry->handle &&
+                          form.index_state == kIndexBuilding && form.index_builder_pid == MyProcPid;
+  if (still_ours) {
+    dsm_pin_segment(segment);
+    form.index_state = kIndexReady;
+    form.index_builder_pid = 0;
+    form.index_handle = dsm_segment_handle(segment);
+    form.index_bytes = bytes;
+    form.index_order_ms = order_ms;
+    form.index_hierarchy_ms = hierarchy_ms;
+    form.index_customization_ms = customization_ms;
+  }
+  LWLockRelease(g_shared->lock);
+  g_building_index = -1;
+  g_building_index_form = DSM_HANDLE_INVALID;
+  if (!still_ours) {  // the form was replaced or evicted meanwhile
+    dsm_detach(segment);
+    return;
+  }
+  dsm_pin_mapping(segment);
+  Cch* index = nullptr;
+  ok = guarded(&failure, [&] {
+    index = new Cch(Cch::view_image(dsm_segment_address(segment), bytes, graph));
+  });
+  if (!ok) {
+    dsm_detach(segment);
+    raise_failure(&failure);
+  }
+  entry->index_segment = segment;
+  entry->index = index;
+  use->road_index = index;
+  if (order_ms > 0)
+    snprintf(use->index_how, sizeof use->index_how,
+             "road index made by this call: order %.0f ms, hierarchy %.0f ms, customization "
+             "%.0f ms, %s",
+             order_ms, hierarchy_ms, customization_ms, bytes_text(bytes).c_str());
+  else
+    snprintf(use->index_how, sizeof use->index_how,
+             "road index made by this call with the kept order: hierarchy %.0f ms, "
+             "customization %.0f ms, %s",
+             hierarchy_ms, customization_ms, bytes_text(bytes).c_str());
+}
+
 // --- Resolving a call's edges_sql ----------------------------------------------------------------
 
 bool same_tables(const QueryReads& reads, const Registration& reg) {
@@ -1196,7 +1507,7 @@ void kept_graphs_init() {
 }
 
 void resolve_kept_graph(const char* edges_sql, bool directed, const char* function,
-                        KeptGraphUse* use) {
+                        bool road_index_asked, KeptGraphUse* use) {
   *use = KeptGraphUse();
   use->read_sql = edges_sql;
   const bool named = strncmp(edges_sql, kGraphPrefix, strlen(kGraphPrefix)) == 0;
@@ -1291,6 +1602,7 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
   use->edge_rows = entry->edge_rows;
   if (build_ms > 0)
     snprintf(use->how, sizeof use->how, "kept graph built by this call (%.0f ms)", build_ms);
+  prepare_road_index(reg, directed, entry, road_index_asked, use);
 }
 
 void note_kept_engine(const KeptGraphUse& use) {
@@ -1457,6 +1769,7 @@ extern "C" Datum gpu_graph_drop(PG_FUNCTION_ARGS) {
   if (g_shared != nullptr) {
     LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
     free_forms_of(reg.id);
+    free_orders_of(reg.id);
     LWLockRelease(g_shared->lock);
   }
   PG_RETURN_VOID();
@@ -1514,8 +1827,23 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
           vertices = form.vertices;
           edges = form.edge_rows;
         }
-        host += static_cast<int64>(form.bytes);
+        host += static_cast<int64>(form.bytes + form.index_bytes);
         device += form.device_bytes;
+        if (form.index_state == kIndexReady) {
+          char line[200];
+          snprintf(
+              line, sizeof line,
+              " with road index (%s; order %s, hierarchy %.0f ms, customization %.0f ms)",
+              bytes_text(form.index_bytes).c_str(),
+              form.index_order_ms > 0
+                  ? (std::to_string(static_cast<long>(std::lround(form.index_order_ms))) + " ms")
+                        .c_str()
+                  : "kept",
+              form.index_hierarchy_ms, form.index_customization_ms);
+          forms += line;
+        } else if (form.index_state == kIndexBuilding) {
+          forms += " (road index being made)";
+        }
         if (ready_count < 4) ready_handles[ready_count++] = form.handle;
         calls += form.calls;
         if (form.built_at > built_at) {

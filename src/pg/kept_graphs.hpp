@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "cch.hpp"
 #include "engine.hpp"
 #include "graph.hpp"
 
@@ -37,13 +38,19 @@ struct KeptGraphUse {
   // The form's DSM segment, which the GPU service maps by name (kept_image_segment_name).
   bool has_image = false;
   unsigned image_handle = 0;
+  // The graph's road index for this call (mapped from shared memory; valid until the session's
+  // next call), or null; and what happened to it, for gpu_routing_last_run().notes.
+  const Cch* road_index = nullptr;
+  char index_how[200] = {0};
 };
 
 // Resolves a call's edges_sql: 'graph:NAME' names a kept graph (an error when it does not exist,
 // is unusable or shared memory is off); any other text is matched against the registered graphs'
 // queries. Checks the caller's privileges on the graph's tables on every call.
+// `road_index_asked`: the call named the cch engine, so the graph's road index is made (by this
+// call) if the graph has none; it is made too when the graph had one before (a kept order).
 void resolve_kept_graph(const char* edges_sql, bool directed, const char* function,
-                        KeptGraphUse* use);
+                        bool road_index_asked, KeptGraphUse* use);
 
 // After a call on a kept graph: counts the device copy a kept GPU engine now holds for it.
 void note_kept_engine(const KeptGraphUse& use);
