@@ -9,6 +9,10 @@
 #   terminate:  the backend building a graph is terminated mid-build; a session waiting for that
 #               build builds it itself, and the answers are right.
 #   cancel:     statement_timeout stops a build within about a second and leaves the graph usable.
+#   road index: the session making a graph's road index is terminated mid-way (another session
+#               naming cch meanwhile gets a search engine's answer; the next call makes the index;
+#               auto calls share it); after a committed change statement_timeout stops the making
+#               of the next index, and the call after makes it with the kept order.
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
 #               rule), and afterwards the graph is rebuilt on first use and answers right.
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
@@ -172,6 +176,54 @@ if echo "$out" | grep -q "statement timeout" && [ "$elapsed_ms" -lt 1500 ] && [ 
   pass "statement_timeout 300ms stops a build after ${elapsed_ms} ms; the graph is usable after"
 else
   fail "cancel" "after ${elapsed_ms} ms: $out"
+fi
+
+# --- the road index: made once for every session; its maker terminated or timed out mid-way -----
+# A 400 x 400 grid: ordering it takes about a second on the 2-core machine, long enough to stop.
+# The truth is read with another query text (the graph's own text would be served by the graph).
+q <<'SQL' >/dev/null
+CREATE TABLE idx_edges AS
+SELECT row_number() OVER () AS id, s AS source, t AS target, 1 + (s * 7 + t) % 13 AS cost FROM (
+  SELECT r * 400 + c AS s, r * 400 + c + 1 AS t FROM generate_series(0, 399) r, generate_series(0, 398) c
+  UNION ALL
+  SELECT r * 400 + c, (r + 1) * 400 + c FROM generate_series(0, 398) r, generate_series(0, 399) c) e;
+SELECT gpu_graph_create('idx', 'SELECT id, source, target, cost FROM idx_edges');
+SQL
+idx_truth=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM idx_edges WHERE id > 0', 0, 159999) WHERE edge = -1")
+cch_answer() { q -c "SET gpu_routing.sssp_algorithm = cch; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT notes FROM gpu_routing_last_run()"; }
+(q -c "SET gpu_routing.sssp_algorithm = cch; SELECT /* index maker */ agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1" >/tmp/kept_index.$$ 2>&1 || true) &
+maker_job=$!
+maker=$(wait_for_backend '%/* index maker */%') || true
+sleep 0.3
+# Meanwhile another session naming cch gets a search engine's answer, not a second index.
+meanwhile=$(cch_answer | tr '\n' '|')
+q -c "SELECT pg_terminate_backend($maker)" >/dev/null
+wait "$maker_job" || true
+after=$(cch_answer | tr '\n' '|')
+shared=$(q -c "SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+forms=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
+if grep -q "terminating connection" /tmp/kept_index.$$ &&
+   [ "$meanwhile" = "$idx_truth|road index being made by process $maker: a search engine meanwhile|" ] &&
+   echo "$after" | grep -q "^$idx_truth|road index made by this call: order" &&
+   [ "$shared" = "$idx_truth|cch: the kept graph's road index (shared)|" ] &&
+   echo "$forms" | grep -q "with road index"; then
+  pass "road index: its maker terminated mid-way; meanwhile a search engine answered, then the next call made it, and auto calls share it"
+else
+  fail "road index terminate" "maker: $(head -c 200 /tmp/kept_index.$$); meanwhile: $meanwhile; after: $after; shared: $shared; forms: $forms"
+fi
+rm -f /tmp/kept_index.$$
+# A committed change: the next index reuses the order; statement_timeout stops it mid-way.
+q -c "UPDATE idx_edges SET cost = cost + 1 WHERE id = 1" >/dev/null
+start=$(date +%s%N)
+out=$(q -c "SET gpu_routing.sssp_algorithm = cch; SET statement_timeout = '150ms'; SELECT count(*) FROM gpu_path('graph:idx', 0, 159999)" 2>&1 || true)
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+idx_truth=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM idx_edges WHERE id > 0', 0, 159999) WHERE edge = -1")
+after=$(cch_answer | tr '\n' '|')
+if echo "$out" | grep -q "statement timeout" && [ "$elapsed_ms" -lt 1500 ] &&
+   echo "$after" | grep -q "^$idx_truth|.*road index made by this call with the kept order"; then
+  pass "road index: statement_timeout stops its making after ${elapsed_ms} ms; after a committed change the next one reuses the order and answers the new costs"
+else
+  fail "road index timeout" "after ${elapsed_ms} ms: $out; then: $after"
 fi
 
 # --- kill -9 mid-build: PostgreSQL restarts its sessions; the graph comes back ------------------
