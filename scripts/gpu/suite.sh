@@ -30,6 +30,8 @@
 #                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
 #                       that in all: run it alone)
 #   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
+#   sql-index           the road index vs Dijkstra on kept graphs vs pgRouting, New York and Rome, on
+#                       the machine's CPU cores (sql_bench --suite index)
 #   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
@@ -42,7 +44,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept service upgrade progress concurrency memcheck racecheck"
-all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays progress-bench engines sssp-engines scaling"
+all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -309,6 +311,8 @@ for part in $bench; do
         --pgr-duration $((seconds < 30 ? seconds : 30)) ;;
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
+    sql-index)
+      bench_run "$part" sql_index.md "$bin/sql_bench" --suite index --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
     progress-bench)
       bench_run "$part:gpu" progress_gpu.md bash bench/progress_bench.sh --device gpu --runs 9
       bench_run "$part:cpu" progress_cpu.md bash bench/progress_bench.sh --device cpu --runs 9 ;;
