@@ -414,7 +414,9 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
         statement_sql(args->combinations_sql, "combinations_sql", args->function));
   // Naming the road index's engine asks for the kept graph's index (made by this call if absent).
   const Settings named = current_settings();
+  // (cch is a CPU engine: under device = gpu naming it is the selection's error, not a request.)
   const bool road_index_asked =
+      named.device != DeviceSetting::kGpu &&
       (args->many_source ? named.apsp_algorithm : named.sssp_algorithm) == "cch";
   resolve_kept_graph(args->edges_sql, args->directed, args->function, road_index_asked, &kept);
   progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql
@@ -488,9 +490,9 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     // did not fit): a search engine answers rather than this session making an index of its own.
     if (road_index_asked && kept.graph != nullptr && kept.road_index == nullptr) {
       if (args->many_source)
-        options.apsp_algorithm = "dijkstra";
+        options.apsp_algorithm = "auto";
       else
-        options.sssp_algorithm = "dijkstra";
+        options.sssp_algorithm = "auto";
     }
     call = own(call_slot, kept.graph != nullptr
                               ? new RoutingCall(args->kind, *kept.graph, options, gpus)

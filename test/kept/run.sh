@@ -190,8 +190,8 @@ SELECT row_number() OVER () AS id, s AS source, t AS target, 1 + (s * 7 + t) % 1
 SELECT gpu_graph_create('idx', 'SELECT id, source, target, cost FROM idx_edges');
 SQL
 idx_truth=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM idx_edges WHERE id > 0', 0, 159999) WHERE edge = -1")
-cch_answer() { q -c "SET gpu_routing.sssp_algorithm = cch; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT notes FROM gpu_routing_last_run()"; }
-(q -c "SET gpu_routing.sssp_algorithm = cch; SELECT /* index maker */ agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1" >/tmp/kept_index.$$ 2>&1 || true) &
+cch_answer() { q -c "SET gpu_routing.device = cpu; SET gpu_routing.sssp_algorithm = cch; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT notes FROM gpu_routing_last_run()"; }
+(q -c "SET gpu_routing.device = cpu; SET gpu_routing.sssp_algorithm = cch; SELECT /* index maker */ agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1" >/tmp/kept_index.$$ 2>&1 || true) &
 maker_job=$!
 maker=$(wait_for_backend '%/* index maker */%') || true
 sleep 0.3
@@ -200,7 +200,7 @@ meanwhile=$(cch_answer | tr '\n' '|')
 q -c "SELECT pg_terminate_backend($maker)" >/dev/null
 wait "$maker_job" || true
 after=$(cch_answer | tr '\n' '|')
-shared=$(q -c "SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+shared=$(q -c "SET gpu_routing.device = auto; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
 forms=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
 if grep -q "terminating connection" /tmp/kept_index.$$ &&
    [ "$meanwhile" = "$idx_truth|road index being made by process $maker: a search engine meanwhile|" ] &&
@@ -215,7 +215,7 @@ rm -f /tmp/kept_index.$$
 # A committed change: the next index reuses the order; statement_timeout stops it mid-way.
 q -c "UPDATE idx_edges SET cost = cost + 1 WHERE id = 1" >/dev/null
 start=$(date +%s%N)
-out=$(q -c "SET gpu_routing.sssp_algorithm = cch; SET statement_timeout = '150ms'; SELECT count(*) FROM gpu_path('graph:idx', 0, 159999)" 2>&1 || true)
+out=$(q -c "SET gpu_routing.device = cpu; SET gpu_routing.sssp_algorithm = cch; SET statement_timeout = '150ms'; SELECT count(*) FROM gpu_path('graph:idx', 0, 159999)" 2>&1 || true)
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 idx_truth=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM idx_edges WHERE id > 0', 0, 159999) WHERE edge = -1")
 after=$(cch_answer | tr '\n' '|')

@@ -11,6 +11,8 @@
 -- setting's values.
 BEGIN;
 SET LOCAL client_min_messages = warning;
+-- The road index is a CPU engine (also where the suite runs with gpu_routing.device = gpu).
+SET LOCAL gpu_routing.device = cpu;
 SELECT plan(19);
 
 \set rome 'SELECT id, source, target, cost FROM rome_edges'
