@@ -94,6 +94,36 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
         [&] { dijkstra.run(graph.forward, s, reference.data(), nullptr, 0, CancelToken()); }));
     if (dist != reference) ++mismatches;
   }
+  // Many-to-many by buckets: k x k matrices between random vertices, one core.
+  for (const int k : {100, 1000}) {
+    if (k > n) break;
+    std::vector<VertexIndex> sources, targets;
+    for (int i = 0; i < k; ++i) {
+      sources.push_back(pick(rng));
+      targets.push_back(pick(rng));
+    }
+    CchBuckets buckets;
+    CchWorkspace workspace;
+    std::vector<double> matrix(static_cast<std::size_t>(k) * static_cast<std::size_t>(k));
+    cch->fill_buckets(targets.data(), k, buckets, workspace);  // warm: allocations made
+    const double fill_ms =
+        time_ms([&] { cch->fill_buckets(targets.data(), k, buckets, workspace); });
+    const double rows_ms = time_ms([&] {
+      for (int i = 0; i < k; ++i)
+        cch->row_from_buckets(sources[static_cast<std::size_t>(i)], buckets,
+                              matrix.data() + static_cast<std::size_t>(i) * k, workspace);
+    });
+    for (int i = 0; i < std::min(k, 5); ++i) {
+      dijkstra.run(graph.forward, sources[static_cast<std::size_t>(i)], reference.data(), nullptr,
+                   0, CancelToken());
+      for (int j = 0; j < k; ++j)
+        if (matrix[static_cast<std::size_t>(i) * k + j] !=
+            reference[static_cast<std::size_t>(targets[static_cast<std::size_t>(j)])])
+          ++mismatches;
+    }
+    std::fprintf(stderr, "%s: %d x %d matrix by buckets: %.1f ms (buckets %.1f ms, rows %.1f ms)\n",
+                 name.c_str(), k, k, fill_ms + rows_ms, fill_ms, rows_ms);
+  }
   std::printf(
       "| %s | %d | %lld | %.0f | %.0f | %.0f | %.1f | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %d "
       "|\n",

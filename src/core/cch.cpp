@@ -1027,6 +1027,78 @@ void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) 
   std::fill(distance_by_rank.begin(), distance_by_rank.end(), kInfinity);
 }
 
+void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
+                       CchWorkspace& ws) const {
+  require_customized();
+  const VertexIndex n = vertex_count();
+  if (ws.backward_distance_.size() != static_cast<std::size_t>(n)) ws.resize(n);
+  // Each target's ancestors with their distance down to it, gathered, then sorted by rank.
+  struct Entry {
+    VertexIndex rank;
+    std::int32_t target;
+    double distance;
+  };
+  std::vector<Entry> entries;
+  for (int j = 0; j < target_count; ++j) {
+    const VertexIndex target_rank = checked_rank(targets[j]);
+    ws.backward_distance_[static_cast<std::size_t>(target_rank)] = 0.0;
+    for (VertexIndex x = target_rank; x != kNoVertex;
+         x = parent_span_[static_cast<std::size_t>(x)]) {
+      const double here = ws.backward_distance_[static_cast<std::size_t>(x)];
+      if (here == kInfinity) continue;
+      entries.push_back({x, j, here});
+      for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+           a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+        const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+        ws.backward_distance_[y] =
+            std::min(ws.backward_distance_[y], here + down_[static_cast<std::size_t>(a)]);
+      }
+    }
+    for (VertexIndex x = target_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
+      ws.backward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+  }
+  buckets.first_.assign(static_cast<std::size_t>(n) + 1, 0);
+  for (const Entry& e : entries) ++buckets.first_[static_cast<std::size_t>(e.rank) + 1];
+  for (VertexIndex r = 0; r < n; ++r)
+    buckets.first_[static_cast<std::size_t>(r) + 1] += buckets.first_[static_cast<std::size_t>(r)];
+  buckets.target_.resize(entries.size());
+  buckets.distance_.resize(entries.size());
+  std::vector<std::int64_t> fill(buckets.first_.begin(), buckets.first_.end() - 1);
+  for (const Entry& e : entries) {
+    const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(e.rank)]++);
+    buckets.target_[at] = e.target;
+    buckets.distance_[at] = e.distance;
+  }
+  buckets.target_count_ = target_count;
+}
+
+void Cch::row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row,
+                           CchWorkspace& ws) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  std::fill(row, row + buckets.target_count_, kInfinity);
+  ws.forward_distance_[static_cast<std::size_t>(source_rank)] = 0.0;
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
+    const double here = ws.forward_distance_[static_cast<std::size_t>(x)];
+    if (here == kInfinity) continue;
+    for (std::int64_t e = buckets.first_[static_cast<std::size_t>(x)];
+         e < buckets.first_[static_cast<std::size_t>(x) + 1]; ++e) {
+      double& cell = row[buckets.target_[static_cast<std::size_t>(e)]];
+      cell = std::min(cell, here + buckets.distance_[static_cast<std::size_t>(e)]);
+    }
+    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+      ws.forward_distance_[y] =
+          std::min(ws.forward_distance_[y], here + up_[static_cast<std::size_t>(a)]);
+    }
+  }
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
+    ws.forward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+}
+
 std::size_t Cch::memory_bytes() const {
   auto bytes = [](const auto& span) { return span.count * sizeof(span[0]); };
   return bytes(at_rank_) + bytes(rank_) + bytes(parent_span_) + bytes(first_) + bytes(head_) +

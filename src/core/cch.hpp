@@ -82,6 +82,18 @@ class CchWorkspace {
   std::vector<std::int32_t> backward_arc_;
 };
 
+// The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):
+// for each rank, which targets its downward distances reach and how far. Filled by
+// Cch::fill_buckets once per set of targets, then read by any number of sources (threads too).
+class CchBuckets {
+ private:
+  friend class Cch;
+  std::vector<std::int64_t> first_;   // by rank: entries first_[r] .. first_[r + 1] - 1
+  std::vector<std::int32_t> target_;  // the target's position in the query's target list
+  std::vector<double> distance_;      // from the rank down to that target
+  int target_count_ = 0;
+};
+
 class Cch {
  public:
   Cch() = default;
@@ -109,6 +121,13 @@ class Cch {
   std::vector<ArcIndex> path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
   // distances[v] for every vertex index v from s, by PHAST.
   void one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const;
+  // Many-to-many: fill_buckets() walks each target's elimination-tree ancestors once; then
+  // row_from_buckets() gives one source's distances to every target (row[j] for targets[j];
+  // kInfinity where unreachable) with one upward walk, whatever the number of targets.
+  void fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
+                    CchWorkspace& workspace) const;
+  void row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row,
+                        CchWorkspace& workspace) const;
 
   // The same with the Cch's own workspace: one thread at a time.
   double distance(VertexIndex s, VertexIndex t) { return distance(s, t, own_workspace()); }

@@ -99,19 +99,19 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
 // (order, chordal supergraph, customization: seconds on a city, so the engine is kept between
 // calls on a kept graph) and then queried per source. A full row is one PHAST sweep (upward
 // search, then one downward pass over every rank), exact like Dijkstra's, so paths follow the
-// same predecessor rule as every engine; a cost-matrix row of a few targets is one elimination
-// tree query per target. Distances equal Dijkstra's exactly for whole-number costs; fractional
-// costs are summed in another order and may differ in the last bits.
+// same predecessor rule as every engine; cost-matrix rows come from buckets (each target's
+// upward search stored at the ranks it reaches, then one upward search per source). Distances equal
+// Dijkstra's exactly for whole-number costs; fractional costs are summed in another order and may
+// differ in the last bits.
 class CpuCchEngine final : public ShortestPathEngine {
  public:
-  // Below this many targets a cost-matrix row is cheaper as one query per target than as a sweep
-  // (New York: ~30-50 us a query, ~2.5-3 ms a sweep, on one core).
-  static constexpr int kQueriesPerRowLimit = 32;
-
   CpuCchEngine(const Graph& graph, const EngineOptions& options)
       : ShortestPathEngine(graph, options), threads_(resolve_thread_count(options.threads)) {
     report_.device_name = cpu_device_name(threads_);
   }
+  // Cost matrices up to this many targets go by buckets (see solve()).
+  static constexpr int kBucketTargets = 8192;
+
   const char* name() const override { return "cch"; }
   Device device() const override { return Device::kCpu; }
   int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
@@ -146,22 +146,25 @@ class CpuCchEngine final : public ShortestPathEngine {
     const bool compact = request.compact_targets && request.targets != nullptr;
     const std::size_t width =
         compact ? static_cast<std::size_t>(request.target_count) : static_cast<std::size_t>(n);
-    const bool per_target = compact && request.target_count <= kQueriesPerRowLimit;
     const int workers = std::max(1, std::min(threads_, request.source_count));
     while (static_cast<int>(workspaces_.size()) < workers)
       workspaces_.push_back(std::make_unique<CchWorkspace>(n));
-    std::vector<std::vector<double>> full(compact && !per_target ? static_cast<std::size_t>(workers)
-                                                                 : 0);
+    // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past
+    // kBucketTargets targets the buckets (a few hundred entries per target) would outgrow a
+    // sweep's row, so each source sweeps and keeps its targets' columns.
+    const bool by_buckets = compact && request.target_count <= kBucketTargets;
+    if (by_buckets)
+      cch.fill_buckets(request.targets, request.target_count, buckets_, *workspaces_[0]);
+    std::vector<std::vector<double>> sweeps(compact && !by_buckets ? workers : 0);
     parallel_for_each(request.source_count, workers, [&](int i, int thread) {
       options_.cancel.throw_if_requested();
       CchWorkspace& workspace = *workspaces_[static_cast<std::size_t>(thread)];
       double* row = request.distances + static_cast<std::size_t>(i) * width;
       const VertexIndex source = request.sources[i];
-      if (per_target) {
-        for (int t = 0; t < request.target_count; ++t)
-          row[t] = cch.distance(source, request.targets[t], workspace);
+      if (by_buckets) {
+        cch.row_from_buckets(source, buckets_, row, workspace);
       } else if (compact) {
-        std::vector<double>& sweep = full[static_cast<std::size_t>(thread)];
+        std::vector<double>& sweep = sweeps[static_cast<std::size_t>(thread)];
         sweep.resize(static_cast<std::size_t>(n));
         cch.one_to_all(source, sweep.data(), workspace);
         for (int t = 0; t < request.target_count; ++t)
@@ -206,6 +209,7 @@ class CpuCchEngine final : public ShortestPathEngine {
   int threads_;
   Cch cch_;
   std::vector<std::unique_ptr<CchWorkspace>> workspaces_;
+  CchBuckets buckets_;
 };
 
 // Dense engines close the whole matrix on the first solve() and copy rows out afterwards.

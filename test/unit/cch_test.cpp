@@ -356,6 +356,44 @@ TEST(Cch, ImageViewAnswersAsTheOriginal) {
   }
 }
 
+// Many-to-many by buckets: every (source, target) cell equals the reference Dijkstra's distance,
+// with repeated targets, a source among the targets, unreachable pairs, and the same buckets read
+// by several sources.
+TEST(Cch, BucketManyToManyMatchesDijkstra) {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 30 + static_cast<int>(seed * 41 % 170);
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = seed % 3 != 0;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    Cch cch(g, cch_order(g));
+    cch.customize(g);
+    const VertexIndex n = g.vertex_count();
+    std::vector<VertexIndex> targets;
+    for (VertexIndex v = 0; v < n; v += 1 + n / 13) targets.push_back(v);
+    targets.push_back(targets.front());  // repeated
+    CchBuckets buckets;
+    CchWorkspace workspace;
+    cch.fill_buckets(targets.data(), static_cast<int>(targets.size()), buckets, workspace);
+    std::vector<double> row(targets.size());
+    for (VertexIndex s = 0; s < n; s += 1 + n / 9) {
+      cch.row_from_buckets(s, buckets, row.data(), workspace);
+      const auto want = reference_dijkstra(g.forward, s);
+      for (std::size_t j = 0; j < targets.size(); ++j) {
+        const double expected = want[static_cast<std::size_t>(targets[j])];
+        if (spec.integer_weights || expected == kInfinity)
+          ASSERT_EQ(row[j], expected)
+              << testing::describe(spec, seed) << " " << s << " -> " << targets[j];
+        else
+          ASSERT_NEAR(row[j], expected, 1e-9 * std::max(1.0, expected))
+              << testing::describe(spec, seed) << " " << s << " -> " << targets[j];
+      }
+    }
+  }
+}
+
 // New weights on the same rows: the same Cch customized again answers for the new weights, and
 // going back to the first weights gives the first answers again.
 TEST(Cch, RecustomizationFollowsChangedWeights) {
