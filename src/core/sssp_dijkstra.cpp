@@ -40,26 +40,32 @@ void DijkstraWorkspace::clear_buckets() {
   }
 }
 
+int DijkstraWorkspace::mark_targets(const VertexIndex* targets, int target_count) {
+  int distinct = 0;
+  for (int i = 0; targets != nullptr && i < target_count; ++i) {
+    char& mark = is_target_[static_cast<std::size_t>(targets[i])];
+    if (!mark) {
+      mark = 1;
+      ++distinct;
+    }
+  }
+  return distinct;
+}
+
+void DijkstraWorkspace::clear_targets(const VertexIndex* targets, int target_count) {
+  for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+}
+
 std::int64_t DijkstraWorkspace::run_buckets(const CsrGraph& graph, VertexIndex source,
                                             double* distances, const VertexIndex* targets,
                                             int target_count, const CancelToken& cancel) {
   const VertexIndex n = graph.vertex_count;
   std::fill(distances, distances + n, kInfinity);
-  int targets_left = 0;
-  if (targets != nullptr) {
-    for (int i = 0; i < target_count; ++i) {
-      char& mark = is_target_[static_cast<std::size_t>(targets[i])];
-      if (!mark) {
-        mark = 1;
-        ++targets_left;
-      }
-    }
-  }
+  int targets_left = mark_targets(targets, target_count);
   const bool stop_early = targets != nullptr;
   auto leave_clean = [&] {
     clear_buckets();
-    if (stop_early)
-      for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+    if (stop_early) clear_targets(targets, target_count);
   };
   const std::size_t words = nonempty_.size();
   auto push = [&](VertexIndex v, std::int64_t distance) {
@@ -207,16 +213,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
   std::fill(distances, distances + n, kInfinity);
   heap_keys_.clear();
   heap_vertices_.clear();
-  int targets_left = 0;
-  if (targets != nullptr) {
-    for (int i = 0; i < target_count; ++i) {
-      char& mark = is_target_[static_cast<std::size_t>(targets[i])];
-      if (!mark) {
-        mark = 1;
-        ++targets_left;
-      }
-    }
-  }
+  int targets_left = mark_targets(targets, target_count);
   const bool stop_early = targets != nullptr;
   double stop_distance = kInfinity;
 
@@ -232,8 +229,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
     ++settled;
     if ((settled & (kCancelCheckInterval - 1)) == 0 && cancel.requested()) {
       for (VertexIndex v : heap_vertices_) slot_of_[static_cast<std::size_t>(v)] = -1;
-      if (stop_early)
-        for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+      if (stop_early) clear_targets(targets, target_count);
       throw Cancelled();
     }
     const double dist_u = distances[u];
@@ -254,8 +250,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
   for (VertexIndex v : heap_vertices_) slot_of_[static_cast<std::size_t>(v)] = -1;
   heap_keys_.clear();
   heap_vertices_.clear();
-  if (stop_early)
-    for (int i = 0; i < target_count; ++i) is_target_[static_cast<std::size_t>(targets[i])] = 0;
+  if (stop_early) clear_targets(targets, target_count);
   return settled;
 }
 

@@ -44,6 +44,9 @@ class DijkstraWorkspace {
   std::vector<double> heap_keys_;
   std::vector<VertexIndex> heap_vertices_;
   std::vector<std::int32_t> slot_of_;  // heap slot of each vertex, -1 when not in the heap
+  // The early-exit marks: set for a run's targets (returns how many distinct), cleared after it.
+  int mark_targets(const VertexIndex* targets, int target_count);
+  void clear_targets(const VertexIndex* targets, int target_count);
   std::vector<char> is_target_;
   std::vector<std::vector<VertexIndex>> buckets_;  // Dial's ring; empty when the heap is used
   std::vector<std::uint64_t> nonempty_;            // one bit per bucket
