@@ -99,7 +99,8 @@ CREATE TABLE gpu_routing_graphs (
     refresh text NOT NULL DEFAULT 'auto' CHECK (refresh IN ('auto', 'manual')),
     generation bigint NOT NULL DEFAULT 1,  -- raised by gpu_graph_refresh: built forms of older ones are dropped
     unusable text,                  -- why calls are refused until gpu_graph_refresh (a table altered or dropped)
-    created_at timestamptz NOT NULL DEFAULT now()
+    created_at timestamptz NOT NULL DEFAULT now(),
+    road_index boolean NOT NULL DEFAULT false  -- gpu_graph_index: its forms carry a road index
 );
 CREATE INDEX gpu_routing_graphs_normalized_sql ON gpu_routing_graphs (md5(normalized_sql));
 REVOKE ALL ON gpu_routing_graphs FROM PUBLIC;
@@ -130,6 +131,11 @@ CREATE FUNCTION gpu_graph_refresh(name text)
 RETURNS text AS 'MODULE_PATHNAME', 'gpu_graph_refresh' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION gpu_graph_refresh(text) IS
 'Reads the kept graph''s tables again and rebuilds it (owner or superuser); clears "unusable".';
+
+CREATE FUNCTION gpu_graph_index(name text, enabled boolean DEFAULT true)
+RETURNS text AS 'MODULE_PATHNAME', 'gpu_graph_index' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_graph_index(text, boolean) IS
+'Gives a kept graph a road index (a customizable contraction hierarchy: routes in microseconds), made now when it can be, kept current after every committed change and after restarts; enabled => false removes it (owner or superuser).';
 
 CREATE FUNCTION gpu_graph_drop(name text)
 RETURNS void AS 'MODULE_PATHNAME', 'gpu_graph_drop' LANGUAGE C VOLATILE STRICT;

@@ -50,6 +50,7 @@ extern "C" {
 PG_FUNCTION_INFO_V1(gpu_graph_create);
 PG_FUNCTION_INFO_V1(gpu_graph_refresh);
 PG_FUNCTION_INFO_V1(gpu_graph_drop);
+PG_FUNCTION_INFO_V1(gpu_graph_index);
 PG_FUNCTION_INFO_V1(gpu_graphs);
 PG_FUNCTION_INFO_V1(gpu_routing_track_changes);
 PG_FUNCTION_INFO_V1(gpu_routing_watch_ddl);
@@ -180,9 +181,11 @@ struct SessionGraph {
   int64 device_bytes;  // what this session reported into the form's device_bytes
   int64 edge_rows;     // of the form as mapped (the slot may hold another form later)
   Size bytes;
-  // The form's road index, mapped (null until a call needs it).
+  // The form's road index, mapped (null until a call needs it), and its segment's handle (an
+  // index removed by gpu_graph_index(name, false) and made again is another segment).
   dsm_segment* index_segment;
   Cch* index;
+  dsm_handle index_handle;
 };
 SessionGraph g_session[kMaxSessionGraphs];
 
@@ -311,7 +314,8 @@ struct Registration {
   Oid tables[kMaxTablesPerGraph];
   bool manual;
   int64 generation;
-  char* unusable;  // null when usable
+  char* unusable;   // null when usable
+  bool road_index;  // gpu_graph_index: the graph's forms carry a road index
 };
 
 // Reads one registration by name (by_name) or by normalized edges_sql. Palloc'd in the caller's
@@ -330,13 +334,18 @@ void read_registration(const char* key, bool by_name, Registration* out) {
                       errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
     return;
   }
+  // A database still on 0.2.0 has no road_index column (ALTER EXTENSION UPDATE adds it).
+  const bool has_road_index =
+      get_attnum(get_relname_relid("gpu_routing_graphs", get_extension_schema(extension)),
+                 "road_index") != InvalidAttrNumber;
   MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   char query[512];
   snprintf(query, sizeof query,
            "SELECT id, name, owner::oid, edges_sql, search_path, tables::oid[], refresh = 'manual',"
-           " generation, unusable FROM %s.gpu_routing_graphs WHERE %s",
-           schema, by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
+           " generation, unusable, %s FROM %s.gpu_routing_graphs WHERE %s",
+           has_road_index ? "road_index" : "false", schema,
+           by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
   Oid types[1] = {TEXTOID};
   Datum values[1] = {CStringGetTextDatum(key)};
   // Not read-only: the command counter advances, so a registration this transaction just wrote
@@ -365,6 +374,7 @@ void read_registration(const char* key, bool by_name, Registration* out) {
     out->generation = DatumGetInt64(SPI_getbinval(row, desc, 8, &isnull));
     Datum unusable = SPI_getbinval(row, desc, 9, &isnull);
     out->unusable = isnull ? nullptr : TextDatumGetCString(unusable);
+    out->road_index = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull));
     MemoryContextSwitchTo(spi);
   }
   SPI_finish();
@@ -612,6 +622,20 @@ void free_form(int f) {
 void free_order(SharedOrder& order) {
   if (order.used && order.handle != DSM_HANDLE_INVALID) dsm_unpin_segment(order.handle);
   memset(&order, 0, sizeof order);
+}
+
+// The graph's forms lose their road index (gpu_graph_index(name, false)).
+void free_indexes_of(int64 id) {
+  for (auto& form : g_shared->forms) {
+    if (form.state != kFormReady || form.database != MyDatabaseId || form.graph_id != id) continue;
+    if (form.index_state == kIndexReady && form.index_handle != DSM_HANDLE_INVALID)
+      dsm_unpin_segment(form.index_handle);  // sessions still mapping it keep it until they let go
+    if (form.index_state != kIndexBuilding) {
+      form.index_state = kIndexNone;
+      form.index_handle = DSM_HANDLE_INVALID;
+      form.index_bytes = 0;
+    }
+  }
 }
 
 // The graph no longer wants an index (dropped): its orders go too.
@@ -1212,6 +1236,7 @@ void map_index(SessionGraph* entry, const SharedForm& form) {
   }
   entry->index_segment = segment;
   entry->index = index;
+  entry->index_handle = form.index_handle;
 }
 
 // Stores `order` (vertex indices by rank of `graph`) as the graph's kept order, as vertex ids.
@@ -1266,13 +1291,25 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
     return;
   }
   if (form.index_state == kIndexReady) {
+    if (entry->index != nullptr && entry->index_handle != form.index_handle) {
+      // A newer index of the same form: the old mapping goes (with the engine kept on it, which
+      // pointed at it).
+      Failure failure;
+      guarded(&failure, [&] {
+        entry->engines->clear();
+        delete entry->index;
+      });
+      entry->index = nullptr;
+      dsm_detach(entry->index_segment);
+      entry->index_segment = nullptr;
+    }
     if (entry->index == nullptr) map_index(entry, form);
     LWLockRelease(g_shared->lock);
     use->road_index = entry->index;
     return;
   }
   const SharedOrder* order = find_order(reg.id, directed);
-  if (form.index_state == kIndexBuilding || !(asked || order != nullptr)) {
+  if (form.index_state == kIndexBuilding || !(asked || reg.road_index || order != nullptr)) {
     if (form.index_state == kIndexBuilding)
       snprintf(use->index_how, sizeof use->index_how,
                "road index being made by process %d: a search engine meanwhile",
@@ -1385,8 +1422,17 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
     dsm_detach(segment);
     raise_failure(&failure);
   }
+  if (entry->index != nullptr) {  // an older index of this form, removed meanwhile
+    Failure ignored;
+    guarded(&ignored, [&] {
+      entry->engines->clear();
+      delete entry->index;
+    });
+    dsm_detach(entry->index_segment);
+  }
   entry->index_segment = segment;
   entry->index = index;
+  entry->index_handle = dsm_segment_handle(segment);
   use->road_index = index;
   if (order_ms > 0)
     snprintf(use->index_how, sizeof use->index_how,
@@ -1773,6 +1819,54 @@ extern "C" Datum gpu_graph_drop(PG_FUNCTION_ARGS) {
     LWLockRelease(g_shared->lock);
   }
   PG_RETURN_VOID();
+}
+
+// gpu_graph_index(name, enabled): records in the registry whether the graph's forms carry a road
+// index. Enabled, the index of the directed form is made now when this transaction has written
+// nothing yet (as gpu_graph_create builds), else by the first call after commit; every later form
+// (after a committed change, after a restart) gets it from its first call. Disabled, the graph's
+// indexes and kept orders are freed.
+extern "C" Datum gpu_graph_index(PG_FUNCTION_ARGS) {
+  const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  const bool enabled = PG_GETARG_BOOL(1);
+  require_shared_memory("gpu_graph_index");
+  const bool wrote_before = TransactionIdIsValid(GetTopTransactionIdIfAny());
+  Registration reg = registration_to_manage(name, "gpu_graph_index");
+  if (reg.unusable != nullptr)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("kept graph \"%s\" is unusable: %s", name, reg.unusable),
+             errhint("Run SELECT gpu_graph_refresh('%s') once its query works again.", name)));
+  const char* schema = extension_schema();
+  char sql[256];
+  snprintf(sql, sizeof sql, "UPDATE %s.gpu_routing_graphs SET road_index = $2 WHERE id = $1",
+           schema);
+  Oid types[2] = {INT8OID, BOOLOID};
+  Datum values[2] = {Int64GetDatum(reg.id), BoolGetDatum(enabled)};
+  run_as_owner(sql, 2, types, values, nullptr, SPI_OK_UPDATE);
+  if (!enabled) {
+    LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+    free_indexes_of(reg.id);
+    free_orders_of(reg.id);
+    LWLockRelease(g_shared->lock);
+    PG_RETURN_TEXT_P(cstring_to_text(psprintf("kept graph %s: road index off", name)));
+  }
+  reg.road_index = true;
+  if (wrote_before)
+    PG_RETURN_TEXT_P(cstring_to_text(
+        psprintf("kept graph %s: road index on; this transaction wrote before, so the graph's "
+                 "next call makes it",
+                 name)));
+  progress_begin("gpu_graph_index");
+  double build_ms = 0;
+  SessionGraph* entry = acquire_form(reg, true, &build_ms, "gpu_graph_index");
+  KeptGraphUse use;
+  prepare_road_index(reg, true, entry, true, &use);
+  progress_end();
+  const char* how = use.index_how[0] != '\0'
+                        ? use.index_how
+                        : (use.road_index != nullptr ? "road index already made" : "road index on");
+  PG_RETURN_TEXT_P(cstring_to_text(psprintf("kept graph %s: %s", name, how)));
 }
 
 // gpu_graphs(): the registrations joined with their built forms.

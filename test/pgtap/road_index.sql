@@ -1,4 +1,6 @@
--- road_index: the road index (engine cch) by name. With gpu_routing.index_paths = rule (the
+-- road_index (29): gpu_graph_index on a kept graph (made at once, recorded, shown in gpu_graphs(),
+-- auto answering from it with Dijkstra's rows, turned off again, errors), then the road index
+-- (engine cch) by name. With gpu_routing.index_paths = rule (the
 -- default) its rows equal Dijkstra's rows (engines.sql and kept_graphs.sql check that for every
 -- shape); here, gpu_routing.index_paths = hierarchy, where gpu_path returns the hierarchy's own
 -- paths: on Rome (directed), the random integer graph (undirected; ties, zero-free parallel edges,
@@ -9,11 +11,34 @@
 -- pairs as Dijkstra (unreachable targets give no rows); where no tie exists (real costs) the
 -- paths are Dijkstra's paths, row for row. With another engine the setting changes nothing. The
 -- setting's values.
+-- Off first (committed on its own): an earlier run that failed midway may have left it on.
+SELECT gpu_graph_index('pgtap_rome', false) AS reset_line \gset
 BEGIN;
 SET LOCAL client_min_messages = warning;
+-- gpu_graph_index on the fixture graph pgtap_rome, before this transaction writes anything: the
+-- index is made at once (it is shared memory, not transactional: turned off again at the end).
+SELECT gpu_graph_index('pgtap_rome') AS index_line \gset
 -- The road index is a CPU engine (also where the suite runs with gpu_routing.device = gpu).
 SET LOCAL gpu_routing.device = cpu;
-SELECT plan(19);
+SELECT plan(29);
+
+SELECT matches(:'index_line'::text, '^kept graph pgtap_rome: road index made by this call: order \d+ ms, hierarchy \d+ ms, customization \d+ ms, ',
+               'gpu_graph_index makes the index at once and says so');
+SELECT ok((SELECT road_index FROM gpu_routing_graphs WHERE name = 'pgtap_rome'), 'the registry records it');
+SELECT matches((SELECT forms FROM gpu_graphs() WHERE name = 'pgtap_rome'), 'directed with road index \(',
+               'gpu_graphs().forms shows the index');
+CREATE TEMP TABLE auto_rows AS
+SELECT * FROM gpu_path('graph:pgtap_rome', ARRAY[1, 77, 2500], ARRAY[3, 3000, 1200]);
+SELECT is((SELECT algorithm || ': ' || reason || '; ' || notes FROM gpu_routing_last_run()),
+          'cch: auto: the kept graph''s road index is current; the kept graph''s road index (shared)',
+          'auto answers from the index');
+SET LOCAL gpu_routing.sssp_algorithm = dijkstra;
+SET LOCAL gpu_routing.apsp_algorithm = dijkstra;
+SELECT results_eq('SELECT * FROM auto_rows',
+                  'SELECT * FROM gpu_path(''graph:pgtap_rome'', ARRAY[1, 77, 2500], ARRAY[3, 3000, 1200])',
+                  'its rows are Dijkstra''s rows');
+RESET gpu_routing.sssp_algorithm;
+RESET gpu_routing.apsp_algorithm;
 
 \set rome 'SELECT id, source, target, cost FROM rome_edges'
 \set rint 'SELECT id, source, target, cost, reverse_cost FROM random_int_edges'
@@ -150,6 +175,17 @@ SELECT ok((SELECT notes LIKE '%road index built by this call: order % ms, hierar
 SELECT throws_ok($$SET LOCAL gpu_routing.index_paths = 'fastest'$$, '22023',
                  'invalid value for parameter "gpu_routing.index_paths": "fastest"', 'index_paths: an unknown value refused');
 SELECT lives_ok($$SET LOCAL gpu_routing.index_paths = hierarchy$$, 'index_paths = hierarchy accepted');
+
+-- Turned off: the index and its order go, auto calls search again.
+SELECT is(gpu_graph_index('pgtap_rome', false), 'kept graph pgtap_rome: road index off', 'gpu_graph_index(name, false)');
+SET LOCAL gpu_routing.sssp_algorithm = auto;
+SELECT count(*) FROM gpu_path('graph:pgtap_rome', 1, 3000) \gset
+SELECT is((SELECT algorithm FROM gpu_routing_last_run()), 'dijkstra', 'after it, auto searches (dijkstra)');
+SELECT ok((SELECT forms FROM gpu_graphs() WHERE name = 'pgtap_rome') NOT LIKE '%road index%', 'gpu_graphs().forms: no index');
+SELECT throws_ok($$SELECT gpu_graph_index('no_such_graph')$$, '42704',
+                 'gpu_graph_index: there is no kept graph named "no_such_graph" in this database',
+                 'gpu_graph_index: an unknown graph is named in the error');
+SELECT is(gpu_graph_index(NULL), NULL, 'gpu_graph_index(NULL) is NULL (STRICT)');
 
 SELECT * FROM finish();
 ROLLBACK;

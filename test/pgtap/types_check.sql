@@ -4,7 +4,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(291);
+SELECT plan(297);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -152,7 +152,7 @@ FROM (VALUES ('gpu_sssp', '{text,bigint[],boolean}'), ('gpu_path', '{text,bigint
              ('gpu_apsp_array', '{text,bigint[],bigint[],boolean}')) AS f(fn, args),
      unnest(ARRAY['smallint', 'integer', 'numeric']) AS t;
 
--- The kept-graph commands: six checks each (3 x 6 = 18).
+-- The kept-graph commands: six checks each (4 x 6 = 24).
 CREATE FUNCTION pg_temp.command_checks(fn name, args name[], returns text, arguments text)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -172,6 +172,7 @@ SELECT pg_temp.command_checks('gpu_graph_create', '{text,text,text}', 'text',
   'name text, edges_sql text, refresh text DEFAULT ''auto''::text');
 SELECT pg_temp.command_checks('gpu_graph_refresh', '{text}', 'text', 'name text');
 SELECT pg_temp.command_checks('gpu_graph_drop', '{text}', 'void', 'name text');
+SELECT pg_temp.command_checks('gpu_graph_index', '{text,boolean}', 'text', 'name text, enabled boolean DEFAULT true');
 
 -- What keeps graphs fresh: the change-tracking trigger function, the DDL watcher on both events,
 -- and the registry that pg_dump keeps (5).
@@ -200,7 +201,7 @@ SELECT set_eq(
         'gpu_path(text,text,boolean)', 'gpu_apsp(text,boolean)',
         'gpu_apsp(text,bigint[],bigint[],boolean)', 'gpu_routing_info()', 'gpu_routing_last_run()',
         'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
-        'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
+        'gpu_graph_index(text,boolean)', 'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
         'gpu_routing_get_progress()', 'gpu_apsp_array(text,boolean)',
         'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)']
   || (SELECT array_agg(replace(f, 'bigint[]', t || '[]'))
