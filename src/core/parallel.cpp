@@ -38,7 +38,8 @@ int resolve_thread_count(int requested) {
 
 void prepare_worker_threads(int threads) {
 #ifdef _OPENMP
-  static int started = 1;
+  // Per calling thread: OpenMP keeps a pool of workers for each thread that opens a team.
+  static thread_local int started = 1;
   if (threads <= started) return;
   SignalBlock block;
 #pragma omp parallel num_threads(threads)
