@@ -69,14 +69,6 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
     build_ms.push_back(time_ms([&] { cch = std::make_unique<Cch>(graph, order); }));
     customize_ms.push_back(time_ms([&] { cch->customize(graph); }));
   }
-  // Customizing again in parallel (the kept graph's index uses every core).
-  for (const int threads : {2, 4}) {
-    std::vector<double> parallel_ms;
-    for (int r = 0; r < std::max(reps, 3); ++r)
-      parallel_ms.push_back(time_ms([&] { cch->customize(graph, {}, threads); }));
-    std::fprintf(stderr, "%s: customization with %d threads: %.0f ms (median of %zu)\n",
-                 name.c_str(), threads, median(parallel_ms), parallel_ms.size());
-  }
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<VertexIndex> pick(0, n - 1);
   std::vector<std::pair<VertexIndex, VertexIndex>> pairs;

@@ -1,7 +1,5 @@
 #include "cch.hpp"
 
-#include "parallel.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -771,7 +769,7 @@ ArcIndex Cch::find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const {
   return static_cast<ArcIndex>(found - head_.begin());
 }
 
-void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) {
+void Cch::customize(const Graph& graph, const CancelToken& cancel) {
   Stopwatch watch;
   if (is_view_)
     throw RoutingError(ErrorKind::kInternal, "a contraction hierarchy image cannot be customized");
@@ -806,13 +804,6 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
     }
   }
 
-  if (threads > 1) {
-    apply_triangles_in_parallel(cancel, threads);
-    customized_ = true;
-    bind_owned();
-    customization_ms_ = watch.elapsed_ms();
-    return;
-  }
   // Lower triangles: arc v-w (u < v < w, all three adjacent) may be cheaper through u. Every arc
   // leaving rank u upward has had all its lower triangles (middles below u) applied by the time u
   // is reached, so its weight is final when it is used here. Chordality puts w among v's upward
@@ -845,86 +836,6 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
   customized_ = true;
   bind_owned();
   customization_ms_ = watch.elapsed_ms();
-}
-
-void Cch::make_lower_neighbours() {
-  const VertexIndex n = static_cast<VertexIndex>(vertex_at_rank_.size());
-  const auto un = static_cast<std::size_t>(n);
-  lower_first_.assign(un + 1, 0);
-  for (VertexIndex head : arc_head_) ++lower_first_[static_cast<std::size_t>(head) + 1];
-  for (std::size_t r = 0; r < un; ++r) lower_first_[r + 1] += lower_first_[r];
-  lower_rank_.resize(arc_head_.size());
-  lower_arc_.resize(arc_head_.size());
-  std::vector<ArcIndex> fill(lower_first_.begin(), lower_first_.end() - 1);
-  for (VertexIndex u = 0; u < n; ++u)  // ascending u: each rank's list comes out sorted
-    for (ArcIndex a = arc_first_[static_cast<std::size_t>(u)];
-         a < arc_first_[static_cast<std::size_t>(u) + 1]; ++a) {
-      const auto at = static_cast<std::size_t>(
-          fill[static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(a)])]++);
-      lower_rank_[at] = u;
-      lower_arc_[at] = a;
-    }
-  // Height above the leaves: a rank's lower neighbours are its descendants, so they all sit on
-  // lower levels and are final when the rank's level runs.
-  std::vector<VertexIndex> level(un, 0);
-  VertexIndex levels = n > 0 ? 1 : 0;
-  for (VertexIndex r = 0; r < n; ++r) {
-    const VertexIndex parent = parent_[static_cast<std::size_t>(r)];
-    if (parent == kNoVertex) continue;
-    auto& up = level[static_cast<std::size_t>(parent)];
-    up = std::max(up, level[static_cast<std::size_t>(r)] + 1);
-    levels = std::max(levels, up + 1);
-  }
-  level_first_.assign(static_cast<std::size_t>(levels) + 1, 0);
-  for (VertexIndex l : level) ++level_first_[static_cast<std::size_t>(l) + 1];
-  for (VertexIndex l = 0; l < levels; ++l)
-    level_first_[static_cast<std::size_t>(l) + 1] += level_first_[static_cast<std::size_t>(l)];
-  ranks_by_level_.resize(un);
-  std::vector<VertexIndex> next(level_first_.begin(), level_first_.end() - 1);
-  for (VertexIndex r = 0; r < n; ++r)
-    ranks_by_level_[static_cast<std::size_t>(next[static_cast<std::size_t>(level[r])]++)] = r;
-}
-
-void Cch::apply_triangles_in_parallel(const CancelToken& cancel, int threads) {
-  if (lower_first_.size() != vertex_at_rank_.size() + 1) make_lower_neighbours();
-  prepare_worker_threads(threads);
-  const auto levels = static_cast<VertexIndex>(level_first_.size()) - 1;
-  for (VertexIndex l = 0; l < levels; ++l) {
-    cancel.throw_if_requested();
-    const VertexIndex first = level_first_[static_cast<std::size_t>(l)];
-    const VertexIndex count = level_first_[static_cast<std::size_t>(l) + 1] - first;
-    // Each rank v writes only its own upward arcs, pulling from its lower neighbours u in
-    // ascending order: every arc sees the same candidates in the same order as in customize()'s
-    // one-thread loop (over u ascending), so the same strict improvements win.
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 64) if (count > 256)
-    for (VertexIndex i = 0; i < count; ++i) {
-      const VertexIndex v = ranks_by_level_[static_cast<std::size_t>(first + i)];
-      const ArcIndex v_first = arc_first_[static_cast<std::size_t>(v)];
-      for (ArcIndex k = lower_first_[static_cast<std::size_t>(v)];
-           k < lower_first_[static_cast<std::size_t>(v) + 1]; ++k) {
-        const VertexIndex u = lower_rank_[static_cast<std::size_t>(k)];
-        const ArcIndex uv = lower_arc_[static_cast<std::size_t>(k)];
-        const ArcIndex u_end = arc_first_[static_cast<std::size_t>(u) + 1];
-        const double v_to_u = down_weight_[static_cast<std::size_t>(uv)];
-        const double u_to_v = up_weight_[static_cast<std::size_t>(uv)];
-        ArcIndex vw = v_first;
-        for (ArcIndex uw = uv + 1; uw < u_end; ++uw) {
-          const VertexIndex w = arc_head_[static_cast<std::size_t>(uw)];
-          while (arc_head_[static_cast<std::size_t>(vw)] < w) ++vw;
-          const double v_to_w = v_to_u + up_weight_[static_cast<std::size_t>(uw)];
-          if (v_to_w < up_weight_[static_cast<std::size_t>(vw)]) {
-            up_weight_[static_cast<std::size_t>(vw)] = v_to_w;
-            up_via_[static_cast<std::size_t>(vw)] = encode_middle(u);
-          }
-          const double w_to_v = down_weight_[static_cast<std::size_t>(uw)] + u_to_v;
-          if (w_to_v < down_weight_[static_cast<std::size_t>(vw)]) {
-            down_weight_[static_cast<std::size_t>(vw)] = w_to_v;
-            down_via_[static_cast<std::size_t>(vw)] = encode_middle(u);
-          }
-        }
-      }
-    }
-  }
 }
 
 CchWorkspace& Cch::own_workspace() {

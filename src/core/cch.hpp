@@ -110,10 +110,7 @@ class Cch {
   // Applies the graph's current weights. `graph` must have the topology the Cch was built from
   // (same vertices, same arcs in the same CSR order; weights free): kInvalidParameter otherwise.
   // Callable again after the weights change.
-  // `threads` > 1: the lower triangles are applied rank by rank in parallel, level by level of
-  // the elimination tree (each rank pulls from its lower neighbours, which lie on lower levels),
-  // with exactly the weights and middles of the one-thread order.
-  void customize(const Graph& graph, const CancelToken& cancel = {}, int threads = 1);
+  void customize(const Graph& graph, const CancelToken& cancel = {});
   bool customized() const { return customized_; }
 
   // Shortest-path distance from s to t (vertex indices); kInfinity when t is unreachable.
@@ -198,14 +195,6 @@ class Cch {
   // For each arc of graph.forward, the CCH arc it lies on (kNoArc for self loops): customization
   // then needs no search.
   std::vector<ArcIndex> input_arc_to_cch_arc_;
-  // For customizing in parallel, made on its first use: each rank's lower neighbours (ascending)
-  // with the arc from them, and the ranks grouped by height in the elimination tree.
-  void make_lower_neighbours();
-  void apply_triangles_in_parallel(const CancelToken& cancel, int threads);
-  std::vector<ArcIndex> lower_first_;
-  std::vector<VertexIndex> lower_rank_;
-  std::vector<ArcIndex> lower_arc_;
-  std::vector<VertexIndex> level_first_, ranks_by_level_;
   // What queries read: the vectors above (bind_owned), or an image's arrays (view_image).
   void bind_owned();
   CchSpan<VertexIndex> at_rank_, rank_, parent_span_, head_;

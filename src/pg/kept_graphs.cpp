@@ -11,10 +11,8 @@
 
 #include "cch.hpp"
 #include "guard.hpp"
-#include "parallel.hpp"
 #include "progress.hpp"
 #include "query_reader.hpp"
-#include "settings.hpp"
 
 #include "postgres_headers.hpp"
 
@@ -1361,9 +1359,7 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
       new_order = ranked;
     }
     built = std::make_unique<Cch>(graph, std::move(ranked), CancelToken(cancel_requested));
-    // In parallel, with the threads the CPU engines use (gpu_routing.threads).
-    built->customize(graph, CancelToken(cancel_requested),
-                     resolve_thread_count(current_settings().threads));
+    built->customize(graph, CancelToken(cancel_requested));
   });
   if (!ok) raise_failure(&failure);  // the abort callback gives the claim back
 

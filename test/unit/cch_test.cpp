@@ -394,37 +394,6 @@ TEST(Cch, BucketManyToManyMatchesDijkstra) {
   }
 }
 
-// Customizing in parallel (level by level, each rank pulling from its lower neighbours) gives the
-// very weights and middles of the one-thread order: the two images are equal byte for byte past
-// their headers (which hold the times), and so are the answers.
-TEST(Cch, ParallelCustomizationEqualsSequential) {
-  for (unsigned seed = 1; seed <= 8; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 200 + static_cast<int>(seed * 97 % 800);
-    spec.edges = spec.vertices * 3;
-    spec.integer_weights = seed % 2 == 0;
-    spec.components = 1 + static_cast<int>(seed % 2);
-    EdgeTable t = testing::random_edges(spec, seed);
-    Graph g = build_graph(t.view(), seed % 3 != 0);
-    std::vector<VertexIndex> order = cch_order(g);
-    Cch sequential(g, order), parallel(g, order);
-    sequential.customize(g);
-    for (int round = 0; round < 2; ++round) {  // the second reuses the lower-neighbour lists
-      parallel.customize(g, {}, 4);
-      ASSERT_EQ(parallel.image_bytes(), sequential.image_bytes());
-      std::vector<std::uint64_t> a((sequential.image_bytes() + 7) / 8),
-          b((parallel.image_bytes() + 7) / 8);
-      sequential.write_image(a.data());
-      parallel.write_image(b.data());
-      // Past the header (64 bytes: magic, version, height, four counts, the two times).
-      const std::ptrdiff_t header_words = 8;
-      ASSERT_TRUE(std::equal(a.begin() + header_words, a.end(), b.begin() + header_words))
-          << testing::describe(spec, seed) << " round " << round;
-    }
-    expect_matches_dijkstra(g, parallel, 3, "parallel customization");
-  }
-}
-
 // New weights on the same rows: the same Cch customized again answers for the new weights, and
 // going back to the first weights gives the first answers again.
 TEST(Cch, RecustomizationFollowsChangedWeights) {
