@@ -518,6 +518,47 @@ void RoutingCall::emit_sssp_rows(std::size_t first, int count, ResultBatch& batc
 // Bytes a path row takes in a ResultBatch: six 8-byte columns and path_seq.
 constexpr std::size_t kPathRowBytes = 6 * sizeof(std::int64_t) + sizeof(std::int32_t);
 
+namespace {
+
+// Appends one (source, target) path: a row per arc of `csr` (`arcs` in path order, the k-th
+// leaving vertex `tail_of(k)`), then the target's closing row.
+template <typename TailOf>
+void append_path_rows(ResultBatch& batch, const Graph& graph, std::int64_t source_id,
+                      std::int64_t target_id, const std::vector<ArcIndex>& arcs,
+                      const CsrGraph& csr, TailOf tail_of) {
+  double agg = 0.0;
+  std::int32_t seq = 1;
+  for (std::size_t k = 0; k < arcs.size(); ++k) {
+    const auto arc = static_cast<std::size_t>(arcs[k]);
+    batch.start_vid.push_back(source_id);
+    batch.end_vid.push_back(target_id);
+    batch.path_seq.push_back(seq++);
+    batch.node.push_back(graph.vertices.id(tail_of(k)));
+    batch.edge.push_back(csr.edge_ids[arc]);
+    batch.cost.push_back(csr.weights[arc]);
+    batch.agg_cost.push_back(agg);
+    agg += csr.weights[arc];
+  }
+  batch.start_vid.push_back(source_id);
+  batch.end_vid.push_back(target_id);
+  batch.path_seq.push_back(seq);
+  batch.node.push_back(target_id);
+  batch.edge.push_back(-1);
+  batch.cost.push_back(0.0);
+  batch.agg_cost.push_back(agg);
+}
+
+}  // namespace
+
+void RoutingCall::check_path_rows(int count, const ResultBatch& batch) {
+  options_.engine.cancel.throw_if_requested();
+  options_.engine.budget.require(saturating_add(saturating_add(prepared_bytes_, result_rows_bytes_),
+                                                batch.rows() * kPathRowBytes),
+                                 "the path rows of " + std::to_string(count) + " source(s) (" +
+                                     std::to_string(batch.rows()) + " rows so far, " +
+                                     format_bytes(kPathRowBytes) + " each)");
+}
+
 void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batch) {
   const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
   const CsrGraph& reverse = graph_->reverse;
@@ -534,37 +575,12 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
       if (target == source || !(row[target] < kInfinity)) continue;
       // One source may have tens of thousands of targets with long paths: check for a cancel
       // and keep the rows held within gpu_routing.max_memory as they grow, not after.
-      if ((++traced & 255) == 0) {
-        options_.engine.cancel.throw_if_requested();
-        options_.engine.budget.require(
-            saturating_add(saturating_add(prepared_bytes_, result_rows_bytes_),
-                           batch.rows() * kPathRowBytes),
-            "the path rows of " + std::to_string(count) + " source(s) (" +
-                std::to_string(batch.rows()) + " rows so far, " + format_bytes(kPathRowBytes) +
-                " each)");
-      }
-      const std::int64_t target_id = graph_->vertices.id(target);
-      std::vector<ArcIndex> arcs = trace_path(reverse, row, source, target);
-      double agg = 0.0;
-      std::int32_t seq = 1;
-      for (ArcIndex a : arcs) {
-        const std::size_t arc = static_cast<std::size_t>(a);
-        batch.start_vid.push_back(source_id);
-        batch.end_vid.push_back(target_id);
-        batch.path_seq.push_back(seq++);
-        batch.node.push_back(graph_->vertices.id(reverse.heads[arc]));
-        batch.edge.push_back(reverse.edge_ids[arc]);
-        batch.cost.push_back(reverse.weights[arc]);
-        batch.agg_cost.push_back(agg);
-        agg += reverse.weights[arc];
-      }
-      batch.start_vid.push_back(source_id);
-      batch.end_vid.push_back(target_id);
-      batch.path_seq.push_back(seq);
-      batch.node.push_back(target_id);
-      batch.edge.push_back(-1);
-      batch.cost.push_back(0.0);
-      batch.agg_cost.push_back(agg);
+      if ((++traced & 255) == 0) check_path_rows(count, batch);
+      const std::vector<ArcIndex> arcs = trace_path(reverse, row, source, target);
+      // Arcs of the reversed CSR: each one's head is the vertex the step leaves.
+      append_path_rows(
+          batch, *graph_, source_id, graph_->vertices.id(target), arcs, reverse,
+          [&](std::size_t k) { return reverse.heads[static_cast<std::size_t>(arcs[k])]; });
     }
   }
 }
@@ -583,41 +599,15 @@ bool RoutingCall::emit_index_path_rows(std::size_t first, int count, ResultBatch
         targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];
     for (VertexIndex target : targets) {
       if (target == source) continue;
-      if ((++traced & 255) == 0) {
-        options_.engine.cancel.throw_if_requested();
-        options_.engine.budget.require(
-            saturating_add(saturating_add(prepared_bytes_, result_rows_bytes_),
-                           batch.rows() * kPathRowBytes),
-            "the path rows of " + std::to_string(count) + " source(s) (" +
-                std::to_string(batch.rows()) + " rows so far, " + format_bytes(kPathRowBytes) +
-                " each)");
-      }
+      if ((++traced & 255) == 0) check_path_rows(count, batch);
       if (!engine_->own_path(source, target, arcs, &cost)) return false;
       if (!(cost < kInfinity)) continue;
-      const std::int64_t target_id = graph_->vertices.id(target);
-      // Arcs of the forward CSR: each one's tail is where the one before it ended.
-      VertexIndex at = source;
-      double agg = 0.0;
-      std::int32_t seq = 1;
-      for (ArcIndex a : arcs) {
-        const std::size_t arc = static_cast<std::size_t>(a);
-        batch.start_vid.push_back(source_id);
-        batch.end_vid.push_back(target_id);
-        batch.path_seq.push_back(seq++);
-        batch.node.push_back(graph_->vertices.id(at));
-        batch.edge.push_back(forward.edge_ids[arc]);
-        batch.cost.push_back(forward.weights[arc]);
-        batch.agg_cost.push_back(agg);
-        agg += forward.weights[arc];
-        at = forward.heads[arc];
-      }
-      batch.start_vid.push_back(source_id);
-      batch.end_vid.push_back(target_id);
-      batch.path_seq.push_back(seq);
-      batch.node.push_back(target_id);
-      batch.edge.push_back(-1);
-      batch.cost.push_back(0.0);
-      batch.agg_cost.push_back(agg);
+      // Arcs of the forward CSR: each one leaves where the one before it ended.
+      append_path_rows(batch, *graph_, source_id, graph_->vertices.id(target), arcs, forward,
+                       [&](std::size_t k) {
+                         return k == 0 ? source
+                                       : forward.heads[static_cast<std::size_t>(arcs[k - 1])];
+                       });
     }
   }
   return true;

@@ -171,6 +171,8 @@ class RoutingCall {
   void solve_locally(const SolveRequest& request);
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
+  // Every 256 traced paths: a cancel check, and the rows so far within max_memory.
+  void check_path_rows(int count, const ResultBatch& batch);
   // index_paths_hierarchy: the engine's own paths; false (nothing emitted) when it has none.
   bool emit_index_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
