@@ -856,40 +856,42 @@ VertexIndex Cch::checked_rank(VertexIndex vertex) const {
   return rank_[static_cast<std::size_t>(vertex)];
 }
 
+// Every upward neighbour of a rank is one of its elimination-tree ancestors, so walking the
+// ancestors in increasing rank relaxes each reached rank after all arcs into it: no queue. Each
+// reached rank is shown to `visit(x, distance)` with its final distance before its arcs are
+// relaxed.
+template <typename Visit>
+void Cch::walk_up(VertexIndex start, std::vector<double>& distance, const CchSpan<double>& weights,
+                  std::vector<std::int32_t>* arc_of, Visit&& visit) const {
+  distance[static_cast<std::size_t>(start)] = 0.0;
+  for (VertexIndex x = start; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
+    const double here = distance[static_cast<std::size_t>(x)];
+    if (here == kInfinity) continue;
+    visit(x, here);
+    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+      const double through = here + weights[static_cast<std::size_t>(a)];
+      if (through < distance[y]) {
+        distance[y] = through;
+        if (arc_of != nullptr) (*arc_of)[y] = a;
+      }
+    }
+  }
+}
+
+void Cch::reset_walk(VertexIndex start, std::vector<double>& distance) const {
+  for (VertexIndex x = start; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
+    distance[static_cast<std::size_t>(x)] = kInfinity;
+}
+
 VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
                         double* best) const {
   if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
     ws.resize(vertex_count());
-  // Every upward neighbour of a rank is one of its elimination-tree ancestors, so walking the
-  // ancestors in increasing rank relaxes each reached rank after all arcs into it: no queue.
-  ws.forward_distance_[static_cast<std::size_t>(source_rank)] = 0.0;
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
-    const double here = ws.forward_distance_[static_cast<std::size_t>(x)];
-    if (here == kInfinity) continue;
-    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
-         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
-      const double through = here + up_[static_cast<std::size_t>(a)];
-      if (through < ws.forward_distance_[y]) {
-        ws.forward_distance_[y] = through;
-        ws.forward_arc_[y] = a;
-      }
-    }
-  }
-  ws.backward_distance_[static_cast<std::size_t>(target_rank)] = 0.0;
-  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
-    const double here = ws.backward_distance_[static_cast<std::size_t>(x)];
-    if (here == kInfinity) continue;
-    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
-         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
-      const double through = here + down_[static_cast<std::size_t>(a)];
-      if (through < ws.backward_distance_[y]) {
-        ws.backward_distance_[y] = through;
-        ws.backward_arc_[y] = a;
-      }
-    }
-  }
+  const auto nothing = [](VertexIndex, double) {};
+  walk_up(source_rank, ws.forward_distance_, up_, &ws.forward_arc_, nothing);
+  walk_up(target_rank, ws.backward_distance_, down_, &ws.backward_arc_, nothing);
   // Shortest paths in a CCH go up then down, meeting at a common ancestor (ranks off the target's
   // chain still hold +infinity backward).
   *best = kInfinity;
@@ -906,10 +908,8 @@ VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWor
 }
 
 void Cch::clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const {
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
-    ws.forward_distance_[static_cast<std::size_t>(x)] = kInfinity;
-  for (VertexIndex x = target_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
-    ws.backward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+  reset_walk(source_rank, ws.forward_distance_);
+  reset_walk(target_rank, ws.backward_distance_);
 }
 
 double Cch::distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const {
@@ -1002,16 +1002,7 @@ void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) 
   if (workspace.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
     workspace.resize(vertex_count());
   std::vector<double>& distance_by_rank = workspace.forward_distance_;
-  distance_by_rank[static_cast<std::size_t>(source_rank)] = 0.0;
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
-    const double here = distance_by_rank[static_cast<std::size_t>(x)];
-    if (here == kInfinity) continue;
-    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
-         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
-      distance_by_rank[y] = std::min(distance_by_rank[y], here + up_[static_cast<std::size_t>(a)]);
-    }
-  }
+  walk_up(source_rank, distance_by_rank, up_, nullptr, [](VertexIndex, double) {});
   // PHAST's sweep: in decreasing rank every higher neighbour is final, and a shortest path's last
   // part goes down, so pulling over downward arcs completes each rank.
   for (VertexIndex r = vertex_count() - 1; r >= 0; --r) {
@@ -1041,21 +1032,10 @@ void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets&
   std::vector<Entry> entries;
   for (int j = 0; j < target_count; ++j) {
     const VertexIndex target_rank = checked_rank(targets[j]);
-    ws.backward_distance_[static_cast<std::size_t>(target_rank)] = 0.0;
-    for (VertexIndex x = target_rank; x != kNoVertex;
-         x = parent_span_[static_cast<std::size_t>(x)]) {
-      const double here = ws.backward_distance_[static_cast<std::size_t>(x)];
-      if (here == kInfinity) continue;
+    walk_up(target_rank, ws.backward_distance_, down_, nullptr, [&](VertexIndex x, double here) {
       entries.push_back({x, j, here});
-      for (ArcIndex a = first_[static_cast<std::size_t>(x)];
-           a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
-        const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
-        ws.backward_distance_[y] =
-            std::min(ws.backward_distance_[y], here + down_[static_cast<std::size_t>(a)]);
-      }
-    }
-    for (VertexIndex x = target_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
-      ws.backward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+    });
+    reset_walk(target_rank, ws.backward_distance_);
   }
   buckets.first_.assign(static_cast<std::size_t>(n) + 1, 0);
   for (const Entry& e : entries) ++buckets.first_[static_cast<std::size_t>(e.rank) + 1];
@@ -1079,24 +1059,14 @@ void Cch::row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row
   if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
     ws.resize(vertex_count());
   std::fill(row, row + buckets.target_count_, kInfinity);
-  ws.forward_distance_[static_cast<std::size_t>(source_rank)] = 0.0;
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
-    const double here = ws.forward_distance_[static_cast<std::size_t>(x)];
-    if (here == kInfinity) continue;
+  walk_up(source_rank, ws.forward_distance_, up_, nullptr, [&](VertexIndex x, double here) {
     for (std::int64_t e = buckets.first_[static_cast<std::size_t>(x)];
          e < buckets.first_[static_cast<std::size_t>(x) + 1]; ++e) {
       double& cell = row[buckets.target_[static_cast<std::size_t>(e)]];
       cell = std::min(cell, here + buckets.distance_[static_cast<std::size_t>(e)]);
     }
-    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
-         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
-      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
-      ws.forward_distance_[y] =
-          std::min(ws.forward_distance_[y], here + up_[static_cast<std::size_t>(a)]);
-    }
-  }
-  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
-    ws.forward_distance_[static_cast<std::size_t>(x)] = kInfinity;
+  });
+  reset_walk(source_rank, ws.forward_distance_);
 }
 
 std::size_t Cch::memory_bytes() const {

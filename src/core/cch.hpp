@@ -178,6 +178,13 @@ class Cch {
   VertexIndex search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
                      double* best) const;
   void clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const;
+  // One upward walk of the elimination tree from `start` (distance[start] = 0) over `weights`
+  // (upward or downward arc weights), recording improving arcs in `arc_of` when given; and
+  // putting the walked ranks of `distance` back to +infinity.
+  template <typename Visit>
+  void walk_up(VertexIndex start, std::vector<double>& distance, const CchSpan<double>& weights,
+               std::vector<std::int32_t>* arc_of, Visit&& visit) const;
+  void reset_walk(VertexIndex start, std::vector<double>& distance) const;
 
   std::vector<VertexIndex> vertex_at_rank_;
   std::vector<VertexIndex> rank_of_vertex_;
