@@ -1219,24 +1219,52 @@ uint64 topology_key(const Graph& graph) {
   return key;
 }
 
-// Maps the ready index of `entry`'s form (called with the lock held, so it cannot go away).
-void map_index(SessionGraph* entry, const SharedForm& form) {
-  dsm_segment* segment = dsm_attach(form.index_handle);
-  if (segment == nullptr) return;
+// Lets go of the session's mapping of its form's road index, and of the engine kept on it (which
+// points into it).
+void drop_index_mapping(SessionGraph* entry) {
+  if (entry->index == nullptr) return;
+  Failure ignored;
+  guarded(&ignored, [&] {
+    entry->engines->clear();
+    delete entry->index;
+  });
+  entry->index = nullptr;
+  dsm_detach(entry->index_segment);
+  entry->index_segment = nullptr;
+  entry->index_handle = DSM_HANDLE_INVALID;
+}
+
+// Makes the attached index image `segment` the session's index of `entry`'s form, in place of
+// any earlier one. False, with the segment detached, when it is no image of this graph.
+bool adopt_index(SessionGraph* entry, dsm_segment* segment, Failure* failure) {
+  drop_index_mapping(entry);
   dsm_pin_mapping(segment);
   Cch* index = nullptr;
-  Failure failure;
-  const bool ok = guarded(&failure, [&] {
+  const bool ok = guarded(failure, [&] {
     index = new Cch(Cch::view_image(dsm_segment_address(segment), dsm_segment_map_length(segment),
                                     *entry->view));
   });
   if (!ok) {
     dsm_detach(segment);
-    return;  // an image that does not fit its graph is not used; the call uses the search engines
+    return false;
   }
   entry->index_segment = segment;
   entry->index = index;
-  entry->index_handle = form.index_handle;
+  entry->index_handle = dsm_segment_handle(segment);
+  return true;
+}
+
+// Maps the ready index of `entry`'s form (called with the lock held, so it cannot go away),
+// unless the session has it mapped already. A newer index of the same form (removed and made
+// again) replaces the old mapping; an image that does not fit its graph is not used (the call
+// uses the search engines).
+void map_index(SessionGraph* entry, const SharedForm& form) {
+  if (entry->index != nullptr && entry->index_handle == form.index_handle) return;
+  drop_index_mapping(entry);
+  dsm_segment* segment = dsm_attach(form.index_handle);
+  if (segment == nullptr) return;
+  Failure failure;
+  adopt_index(entry, segment, &failure);
 }
 
 // Stores `order` (vertex indices by rank of `graph`) as the graph's kept order, as vertex ids.
@@ -1291,19 +1319,7 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
     return;
   }
   if (form.index_state == kIndexReady) {
-    if (entry->index != nullptr && entry->index_handle != form.index_handle) {
-      // A newer index of the same form: the old mapping goes (with the engine kept on it, which
-      // pointed at it).
-      Failure failure;
-      guarded(&failure, [&] {
-        entry->engines->clear();
-        delete entry->index;
-      });
-      entry->index = nullptr;
-      dsm_detach(entry->index_segment);
-      entry->index_segment = nullptr;
-    }
-    if (entry->index == nullptr) map_index(entry, form);
+    map_index(entry, form);
     LWLockRelease(g_shared->lock);
     use->road_index = entry->index;
     return;
@@ -1413,27 +1429,8 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
     dsm_detach(segment);
     return;
   }
-  dsm_pin_mapping(segment);
-  Cch* index = nullptr;
-  ok = guarded(&failure, [&] {
-    index = new Cch(Cch::view_image(dsm_segment_address(segment), bytes, graph));
-  });
-  if (!ok) {
-    dsm_detach(segment);
-    raise_failure(&failure);
-  }
-  if (entry->index != nullptr) {  // an older index of this form, removed meanwhile
-    Failure ignored;
-    guarded(&ignored, [&] {
-      entry->engines->clear();
-      delete entry->index;
-    });
-    dsm_detach(entry->index_segment);
-  }
-  entry->index_segment = segment;
-  entry->index = index;
-  entry->index_handle = dsm_segment_handle(segment);
-  use->road_index = index;
+  if (!adopt_index(entry, segment, &failure)) raise_failure(&failure);
+  use->road_index = entry->index;
   if (order_ms > 0)
     snprintf(use->index_how, sizeof use->index_how,
              "road index made by this call: order %.0f ms, hierarchy %.0f ms, customization "
