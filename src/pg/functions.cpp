@@ -412,12 +412,13 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   if (args->combinations_sql != nullptr)
     args->combinations_sql = const_cast<char*>(
         statement_sql(args->combinations_sql, "combinations_sql", args->function));
+  // The settings, read once for the whole call.
+  const Settings settings = current_settings();
   // Naming the road index's engine asks for the kept graph's index (made by this call if absent).
-  const Settings named = current_settings();
   // (cch is a CPU engine: under device = gpu naming it is the selection's error, not a request.)
   const bool road_index_asked =
-      named.device != DeviceSetting::kGpu &&
-      (args->many_source ? named.apsp_algorithm : named.sssp_algorithm) == "cch";
+      settings.device != DeviceSetting::kGpu &&
+      (args->many_source ? settings.apsp_algorithm : settings.sssp_algorithm) == "cch";
   resolve_kept_graph(args->edges_sql, args->directed, args->function, road_index_asked, &kept);
   progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql
   progress_set_phase(CallPhase::kReading);  // after a kept graph's build, or reading it privately
@@ -455,7 +456,6 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   ResultBatch* batch = nullptr;
   Failure failure;
   bool ok = guarded(&failure, [&] {
-    Settings settings = current_settings();
     CallOptions options;
     options.device = settings.device;
     options.sssp_algorithm = settings.sssp_algorithm;
@@ -523,7 +523,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   // gpu_routing.max_memory holds for everything together: what prepare() counted, then the
   // result rows kept in memory (up to work_mem, and at most half of what is left; the rest goes
   // to a temporary file), then a batch's traced path rows within the remainder.
-  const std::size_t max_memory = current_settings().max_memory_bytes;
+  const std::size_t max_memory = settings.max_memory_bytes;
   const std::size_t left =
       max_memory > call->prepared_bytes() ? max_memory - call->prepared_bytes() : 0;
   const std::size_t rows_in_memory = std::max<std::size_t>(
