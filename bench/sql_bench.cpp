@@ -240,6 +240,14 @@ struct KeptRow {
   bool one_to_one = false;                              // ms-level kept calls: more repetitions
 };
 
+// The server's, gpu_routing's and pgRouting's versions, at the head of a suite's output.
+void print_versions() {
+  std::printf("server: %s\n", scalar("SELECT version()").c_str());
+  std::printf("gpu_routing %s, pgrouting %s\n",
+              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
+              scalar("SELECT pgr_version()").c_str());
+}
+
 // Drops `name` if registered, creates it over `table` and prints how long that took.
 void create_kept_graph(const std::string& name, const std::string& table) {
   execute("SELECT gpu_graph_drop(name) FROM gpu_graphs() WHERE name = '" + name + "'");
@@ -275,10 +283,7 @@ void kept_suite(const std::string& data_dir, int reps, const std::string& device
   load_table("bench_ny", gpu_routing::bench::read_dimacs(data_dir + "/USA-road-d.NY.gr.gz"));
   load_table("bench_grid1000", gpu_routing::bench::grid_graph(1000));
 
-  std::printf("server: %s\n", scalar("SELECT version()").c_str());
-  std::printf("gpu_routing %s, pgrouting %s\n",
-              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
-              scalar("SELECT pgr_version()").c_str());
+  print_versions();
   create_kept_graph("bench_ny", "bench_ny");
   create_kept_graph("bench_grid1000", "bench_grid1000");
 
@@ -374,10 +379,7 @@ void kept_suite(const std::string& data_dir, int reps, const std::string& device
 void index_suite(const std::string& data_dir, int reps, const std::string& only) {
   load_table("bench_ny", gpu_routing::bench::read_dimacs(data_dir + "/USA-road-d.NY.gr.gz"));
   load_table("bench_rome", gpu_routing::bench::read_dimacs(data_dir + "/rome99.gr"));
-  std::printf("server: %s\n", scalar("SELECT version()").c_str());
-  std::printf("gpu_routing %s, pgrouting %s\n",
-              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
-              scalar("SELECT pgr_version()").c_str());
+  print_versions();
   create_kept_graph("bench_ny", "bench_ny");
   create_kept_graph("bench_rome", "bench_rome");
   // The road index of each graph, made by one call naming cch (then shared by every session).
@@ -535,10 +537,7 @@ void arrays_suite(const std::string& data_dir, int reps, const std::string& devi
     throw std::runtime_error("--device must be cpu, gpu or both, not " + device_option);
   load_table("bench_sparse4096", gpu_routing::bench::random_graph(4096, 4, 100));
   load_table("bench_ny", gpu_routing::bench::read_dimacs(data_dir + "/USA-road-d.NY.gr.gz"));
-  std::printf("server: %s\n", scalar("SELECT version()").c_str());
-  std::printf("gpu_routing %s, pgrouting %s\n",
-              scalar("SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'").c_str(),
-              scalar("SELECT pgr_version()").c_str());
+  print_versions();
   create_kept_graph("bench_sparse4096", "bench_sparse4096");
   create_kept_graph("bench_ny", "bench_ny");
   const std::string ids1000 = id_array(spread_ids(1, 264346, 1000));
