@@ -1,7 +1,8 @@
 // The CCH core (src/core/cch.hpp) on real road networks, engine only, one core: ordering,
 // building, customizing, then one-to-one distances and paths and one-to-all (PHAST) against the
 // CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL (issue 12
-// integrates it as a kept graph's index).
+// integrates it as a kept graph's index). Before each row (on stderr): customization on 1 and 2
+// threads, fresh and again, how the 2 threads split the work, and whether the bytes match.
 //   cch_bench [--data DIR] [--queries N] [--reps N]
 #include <algorithm>
 #include <chrono>
@@ -57,6 +58,59 @@ bool read_coordinates(const std::string& path, const Graph& graph, std::vector<d
   return true;
 }
 
+// The customized arrays of a hierarchy's image (its header, which holds timings, left out).
+std::vector<unsigned char> customized_arrays(const Cch& cch, std::size_t input_arcs) {
+  std::vector<std::uint64_t> image((cch.image_bytes() + 7) / 8);
+  cch.write_image(image.data());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(image.data());
+  // The arrays fill the image's end, each 8-byte aligned: 3 x n and n + 1 indices, then per arc
+  // a head, two weights and two vias, then one index per input arc.
+  const auto aligned = [](std::size_t b) { return (b + 7) / 8 * 8; };
+  const auto n = static_cast<std::size_t>(cch.vertex_count());
+  const auto m = static_cast<std::size_t>(cch.arc_count());
+  const std::size_t arrays = 3 * aligned(4 * n) + aligned(4 * (n + 1)) + 3 * aligned(4 * m) +
+                             2 * 8 * m + aligned(4 * input_arcs);
+  return std::vector<unsigned char>(bytes + cch.image_bytes() - arrays, bytes + cch.image_bytes());
+}
+
+// Customization on 1 and 2 threads: on a fresh hierarchy (its arrays not yet allocated) and again
+// on the same one; the result must be the same bytes whatever the thread count.
+void compare_customization_threads(const std::string& name, const Graph& graph,
+                                   const std::vector<VertexIndex>& order, int reps) {
+  const int runs = std::max(reps, 5);
+  std::vector<unsigned char> one_thread;
+  for (const int threads : {1, 2}) {
+    std::vector<double> fresh_ms, again_ms;
+    std::unique_ptr<Cch> cch;
+    for (int r = 0; r < runs; ++r) {
+      cch = std::make_unique<Cch>(graph, order);
+      fresh_ms.push_back(time_ms([&] { cch->customize(graph, CancelToken(), threads); }));
+    }
+    for (int r = 0; r < runs; ++r)
+      again_ms.push_back(time_ms([&] { cch->customize(graph, CancelToken(), threads); }));
+    const std::vector<unsigned char> arrays =
+        customized_arrays(*cch, static_cast<std::size_t>(graph.arc_count()));
+    if (threads == 1) one_thread = arrays;
+    const Cch::CustomizationSplit& split = cch->customization_split();
+    std::fprintf(stderr,
+                 "%s: customization with %d thread%s: fresh hierarchy %.1f ms, again %.1f ms "
+                 "(medians of %d)",
+                 name.c_str(), threads, threads == 1 ? "" : "s", median(fresh_ms), median(again_ms),
+                 runs);
+    if (split.threads > 1)
+      std::fprintf(stderr,
+                   "; %d subtrees, top %d ranks and %d arcs (%.2f%% of the arcs, %.1f%% of the "
+                   "work), busiest thread %.2f x the mean",
+                   split.subtrees, split.top_ranks, split.top_arcs,
+                   100.0 * split.top_arcs / std::max<double>(1.0, cch->arc_count()),
+                   100.0 * split.top_work_share, split.busiest_thread);
+    if (threads > 1)
+      std::fprintf(stderr, "; %s the 1-thread result",
+                   arrays == one_thread ? "bit-identical to" : "DIFFERENT FROM");
+    std::fprintf(stderr, "\n");
+  }
+}
+
 void run(const std::string& name, const Graph& graph, const std::vector<double>* x,
          const std::vector<double>* y, int queries, int reps) {
   const VertexIndex n = graph.vertex_count();
@@ -67,8 +121,9 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
     order_ms.push_back(time_ms(
         [&] { order = x != nullptr ? cch_order(graph, x->data(), y->data()) : cch_order(graph); }));
     build_ms.push_back(time_ms([&] { cch = std::make_unique<Cch>(graph, order); }));
-    customize_ms.push_back(time_ms([&] { cch->customize(graph); }));
+    customize_ms.push_back(time_ms([&] { cch->customize(graph, CancelToken(), 1); }));
   }
+  compare_customization_threads(name, graph, order, reps);
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<VertexIndex> pick(0, n - 1);
   std::vector<std::pair<VertexIndex, VertexIndex>> pairs;

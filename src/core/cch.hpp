@@ -20,6 +20,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "common.hpp"
@@ -50,6 +52,8 @@ namespace gpu_routing {
 // 293 deep; with landmark coordinates 5.9 and 378 (breadth-first bisection alone: 22.6 and
 // 1813); ordering a few seconds on one core. Rome (no coordinates): 5.8 arcs per vertex, 95 deep.
 constexpr VertexIndex kCchLeafSize = 16;
+// Hierarchies of at least this many ranks are customized on every core by default (Cch::customize).
+constexpr VertexIndex kCchParallelRanks = 50000;
 std::vector<VertexIndex> cch_order(const Graph& graph, const double* x = nullptr,
                                    const double* y = nullptr, const CancelToken& cancel = {});
 
@@ -110,7 +114,13 @@ class Cch {
   // Applies the graph's current weights. `graph` must have the topology the Cch was built from
   // (same vertices, same arcs in the same CSR order; weights free): kInvalidParameter otherwise.
   // Callable again after the weights change.
-  void customize(const Graph& graph, const CancelToken& cancel = {});
+  // `threads`: 0 = every core from kCchParallelRanks ranks on, one thread below; a positive count
+  // is used as given, whatever the size. Several threads take disjoint elimination-tree subtrees
+  // (their triangles write only arcs leaving their own subtree or the ranks above all of them,
+  // "the top", of which each thread writes a private copy), then the copies are merged and the
+  // top's ranks relaxed on one thread. The weights and vias are bit-identical for every thread
+  // count: where candidates tie, the lowest middle rank wins, as in one increasing sweep.
+  void customize(const Graph& graph, const CancelToken& cancel = {}, int threads = 0);
   bool customized() const { return customized_; }
 
   // Shortest-path distance from s to t (vertex indices); kInfinity when t is unreachable.
@@ -121,6 +131,11 @@ class Cch {
   std::vector<ArcIndex> path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
   // distances[v] for every vertex index v from s, by PHAST.
   void one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const;
+  // PHAST's first half alone: the ranks s reaches over upward arcs (its elimination-tree
+  // ancestors that are reachable) with their upward distances, in increasing rank; the downward
+  // sweep then completes every rank (the GPU's PHAST runs that sweep on the device).
+  void upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double>>& reached,
+                     CchWorkspace& workspace) const;
   // Many-to-many: fill_buckets() walks each target's elimination-tree ancestors once; then
   // row_from_buckets() gives one source's distances to every target (row[j] for targets[j];
   // kInfinity where unreachable) with one upward walk, whatever the number of targets.
@@ -143,6 +158,13 @@ class Cch {
   // of a rank is among its ancestors in this tree, which is why the queries only walk up it.
   CchSpan<VertexIndex> elimination_tree_parent() const { return parent_span_; }
   int elimination_tree_height() const { return elimination_tree_height_; }
+  // Upward arcs of rank r: arc_first()[r] .. arc_first()[r + 1] - 1, with their higher rank
+  // (arc_head) and customized weights in both directions (for engines that copy the hierarchy
+  // elsewhere, the GPU's PHAST). Valid once customized.
+  CchSpan<ArcIndex> arc_first() const { return first_; }
+  CchSpan<VertexIndex> arc_head() const { return head_; }
+  CchSpan<double> upward_weights() const { return up_; }
+  CchSpan<double> downward_weights() const { return down_; }
 
   // A customized Cch as one flat image (for shared memory): image_bytes() bytes written by
   // write_image() at an 8-byte aligned address. view_image() answers queries straight from such
@@ -161,6 +183,17 @@ class Cch {
   std::size_t memory_bytes() const;
   double build_ms() const { return build_ms_; }
   double customization_ms() const { return customization_ms_; }
+  // How the latest customization shared its work (work as estimated from the topology: ranks,
+  // arcs, triangles and row scans).
+  struct CustomizationSplit {
+    int threads = 1;            // threads that took subtrees (1: one sweep, nothing below set)
+    int subtrees = 0;           // elimination-tree subtrees handed out
+    VertexIndex top_ranks = 0;  // ranks above every subtree, relaxed on one thread at the end
+    ArcIndex top_arcs = 0;      // their upward arcs (each thread wrote a private copy)
+    double top_work_share = 0;  // the top's share of all work
+    double busiest_thread = 0;  // the most work one thread got over the mean (1: even)
+  };
+  const CustomizationSplit& customization_split() const { return split_; }
 
  private:
   // What an arc weight came from, for unpacking: an original arc (>= 0, an index into
@@ -194,10 +227,31 @@ class Cch {
   // Upward arcs of rank r: arc_first_[r] .. arc_first_[r + 1] - 1, heads ascending by rank.
   std::vector<ArcIndex> arc_first_;
   std::vector<VertexIndex> arc_head_;
-  std::vector<double> up_weight_;    // lower -> higher
-  std::vector<double> down_weight_;  // higher -> lower
-  std::vector<std::int32_t> up_via_;
-  std::vector<std::int32_t> down_via_;
+  // Left uninitialized by resize(), so that a parallel customization writes (and so maps) a fresh
+  // hierarchy's pages on every thread at once.
+  template <typename T>
+  struct UninitializedAllocator {
+    using value_type = T;
+    UninitializedAllocator() = default;
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+    T* allocate(std::size_t count) { return std::allocator<T>().allocate(count); }
+    void deallocate(T* p, std::size_t count) noexcept { std::allocator<T>().deallocate(p, count); }
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+    bool operator==(const UninitializedAllocator&) const { return true; }
+    bool operator!=(const UninitializedAllocator&) const { return false; }
+  };
+  std::vector<double, UninitializedAllocator<double>> up_weight_;    // lower -> higher
+  std::vector<double, UninitializedAllocator<double>> down_weight_;  // higher -> lower
+  std::vector<std::int32_t, UninitializedAllocator<std::int32_t>> up_via_;
+  std::vector<std::int32_t, UninitializedAllocator<std::int32_t>> down_via_;
 
   // For each arc of graph.forward, the CCH arc it lies on (kNoArc for self loops): customization
   // then needs no search.
@@ -213,6 +267,23 @@ class Cch {
   bool customized_ = false;
   double build_ms_ = 0.0;
   double customization_ms_ = 0.0;
+  CustomizationSplit split_;
+  // Which ranks each thread customizes: elimination-tree subtrees, the top's ranks left over (a
+  // function of the topology and the thread count, so kept for the next customization).
+  struct CustomizationPlan {
+    int threads = 0;  // 0: none made yet
+    // Thread k's ranks, increasing: ranks[first[k]] .. ranks[first[k + 1] - 1]; then the top's,
+    // ranks[first[threads]] .. ranks[first[threads + 1] - 1].
+    std::vector<VertexIndex> ranks;
+    std::vector<std::size_t> first;
+    // By rank: -1 below the top; for a top rank v, arc vw lies at vw - top_shift[v] in a thread's
+    // private copy of the top's arcs (numbered consecutively, by rank).
+    std::vector<ArcIndex> top_shift;
+    ArcIndex top_arcs = 0;
+    CustomizationSplit split;
+  };
+  void plan_customization(int threads);
+  CustomizationPlan plan_;
   CchWorkspace workspace_;
 };
 

@@ -210,7 +210,7 @@ class CpuCchEngine final : public ShortestPathEngine {
     std::vector<VertexIndex> order = cch_order(graph_, nullptr, nullptr, options_.cancel);
     const double order_ms = watch.elapsed_ms();
     cch_ = Cch(graph_, std::move(order), options_.cancel);
-    cch_.customize(graph_, options_.cancel);
+    cch_.customize(graph_, options_.cancel, options_.threads);
     char note[200];
     std::snprintf(note, sizeof note,
                   "road index built by this call: order %.0f ms, hierarchy %.0f ms, "

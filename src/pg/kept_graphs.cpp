@@ -1,6 +1,7 @@
 // Kept graphs (see kept_graphs.hpp): the registry's SQL functions, the shared forms, the change
 // tracking and the per-session mappings.
 #include "kept_graphs.hpp"
+#include "settings.hpp"
 #include "service.hpp"
 
 #include <algorithm>
@@ -1375,7 +1376,7 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
       new_order = ranked;
     }
     built = std::make_unique<Cch>(graph, std::move(ranked), CancelToken(cancel_requested));
-    built->customize(graph, CancelToken(cancel_requested));
+    built->customize(graph, CancelToken(cancel_requested), current_settings().threads);
   });
   if (!ok) raise_failure(&failure);  // the abort callback gives the claim back
 

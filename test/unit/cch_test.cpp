@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cch.hpp"
+#include "parallel.hpp"
 #include "sssp_dijkstra.hpp"
 #include "test_graphs.hpp"
 
@@ -509,6 +510,158 @@ TEST(Cch, CancelStopsOrderingBuildingAndCustomizing) {
   EXPECT_FALSE(cch.customized());
   cch.customize(g);
   EXPECT_TRUE(cch.customized());
+}
+
+// The customized arrays (arc weights and vias in both directions, with the topology) as the
+// hierarchy's image holds them, its header (which holds timings) left out. The arrays fill the
+// image's end, each 8-byte aligned: 3 x n and n + 1 indices, then per arc a head, two weights and
+// two vias, then one index per input arc.
+std::vector<unsigned char> customized_arrays(const Cch& cch, const Graph& g) {
+  std::vector<std::uint64_t> image((cch.image_bytes() + 7) / 8);
+  cch.write_image(image.data());
+  const auto aligned = [](std::size_t bytes) { return (bytes + 7) / 8 * 8; };
+  const auto n = static_cast<std::size_t>(cch.vertex_count());
+  const auto m = static_cast<std::size_t>(cch.arc_count());
+  const std::size_t arrays = 3 * aligned(4 * n) + aligned(4 * (n + 1)) + 3 * aligned(4 * m) +
+                             2 * 8 * m + aligned(4 * static_cast<std::size_t>(g.arc_count()));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(image.data());
+  return std::vector<unsigned char>(bytes + cch.image_bytes() - arrays, bytes + cch.image_bytes());
+}
+
+// Customizing on several threads (disjoint elimination-tree subtrees, private copies of the top's
+// arcs merged, then the top on one thread) gives the same bytes as one thread: weights and vias,
+// ties included. Random graphs with few distinct weights and zero-cost arcs (many ties), parallel
+// arcs, self loops and disconnected parts, under nested dissection and arbitrary orders; a grid
+// ordered by its coordinates; then the same hierarchy customized again with other weights.
+TEST(Cch, ParallelCustomizationIsBitIdentical) {
+  int parallel_runs = 0;
+  for (unsigned seed = 1; seed <= 24; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 40 + static_cast<int>(seed * 67 % 400);
+    spec.edges = spec.vertices * static_cast<int>(1 + seed % 4);
+    spec.integer_weights = seed % 4 != 1;
+    spec.zero_weights = seed % 3 == 0;
+    spec.max_weight = seed % 2 == 0 ? 2 : 50;
+    spec.components = 1 + static_cast<int>(seed % 4);
+    spec.sparse_ids = seed % 5 == 0;
+    EdgeTable t = testing::random_edges(spec, seed);
+    for (bool directed : {true, false}) {
+      const std::string what =
+          testing::describe(spec, seed) + (directed ? " directed" : " undirected");
+      Graph g = build_graph(t.view(), directed);
+      Cch cch(g, seed % 5 == 0 ? random_order(g.vertex_count(), seed) : cch_order(g));
+      cch.customize(g, CancelToken(), 1);
+      EXPECT_EQ(cch.customization_split().threads, 1);
+      const std::vector<unsigned char> one_thread = customized_arrays(cch, g);
+      for (int threads : {2, 3, 5}) {
+        cch.customize(g, CancelToken(), threads);
+        ASSERT_EQ(customized_arrays(cch, g), one_thread) << what << ", " << threads << " threads";
+        const Cch::CustomizationSplit& split = cch.customization_split();
+        EXPECT_EQ(split.threads, threads);
+        EXPECT_LE(split.top_arcs, cch.arc_count());
+        EXPECT_LE(split.top_ranks, cch.vertex_count());
+        if (split.subtrees > 1) ++parallel_runs;
+      }
+      // A fresh hierarchy straight on 2 threads, and its answers.
+      Cch fresh(g, seed % 5 == 0 ? random_order(g.vertex_count(), seed) : cch_order(g));
+      fresh.customize(g, CancelToken(), 2);
+      ASSERT_EQ(customized_arrays(fresh, g), one_thread) << what << ", fresh";
+      if (seed % 4 == 0) expect_matches_dijkstra(g, fresh, seed, what + ", 2 threads");
+      if (HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(parallel_runs, 100);
+
+  // Nothing to split: no vertex, one vertex, a chain (an elimination tree that is one path).
+  Graph empty = build_graph(EdgeTable().view(), true);
+  Cch none(empty, cch_order(empty));
+  none.customize(empty, CancelToken(), 3);
+  EXPECT_TRUE(none.customized());
+  EdgeTable loop;
+  loop.add(7, 7, 3);
+  Graph one = build_graph(loop.view(), true);
+  Cch single(one, cch_order(one));
+  single.customize(one, CancelToken(), 2);
+  EXPECT_EQ(single.distance(0, 0), 0.0);
+  EdgeTable chain;
+  for (int i = 0; i < 60; ++i) chain.add(i, i + 1, i % 3);
+  Graph chain_graph = build_graph(chain.view(), true);
+  std::vector<VertexIndex> along(static_cast<std::size_t>(chain_graph.vertex_count()));
+  std::iota(along.begin(), along.end(), 0);
+  Cch chain_cch(chain_graph, along);
+  chain_cch.customize(chain_graph, CancelToken(), 1);
+  const std::vector<unsigned char> chain_one = customized_arrays(chain_cch, chain_graph);
+  chain_cch.customize(chain_graph, CancelToken(), 2);
+  EXPECT_EQ(customized_arrays(chain_cch, chain_graph), chain_one);
+  expect_matches_dijkstra(chain_graph, chain_cch, 2, "chain, 2 threads");
+
+  // A grid (road-like) by its coordinates, and new weights on the same hierarchy: customized on
+  // 2 threads after 1 (and back), the same bytes as a hierarchy customized once on 1 thread.
+  const int rows = 40, cols = 50;
+  std::vector<double> x, y;
+  grid_coordinates(rows, cols, x, y);
+  EdgeTable first = testing::grid_edges(rows, cols, 4, 1);
+  EdgeTable second = first;
+  std::mt19937 rng(5);
+  for (auto& cost : second.costs) cost = static_cast<double>(rng() % 3);
+  for (auto& cost : second.reverse_costs) cost = static_cast<double>(rng() % 3);
+  for (bool directed : {true, false}) {
+    Graph g1 = build_graph(first.view(), directed);
+    Graph g2 = build_graph(second.view(), directed);
+    const std::vector<VertexIndex> order = cch_order(g1, x.data(), y.data());
+    Cch reference1(g1, order), reference2(g2, order);
+    reference1.customize(g1, CancelToken(), 1);
+    reference2.customize(g2, CancelToken(), 1);
+    Cch cch(g1, order);
+    cch.customize(g1, CancelToken(), 2);
+    EXPECT_EQ(customized_arrays(cch, g1), customized_arrays(reference1, g1));
+    cch.customize(g2, CancelToken(), 2);
+    EXPECT_EQ(customized_arrays(cch, g2), customized_arrays(reference2, g2));
+    expect_matches_dijkstra(g2, cch, 9, directed ? "grid directed" : "grid undirected");
+    cch.customize(g1, CancelToken(), 1);
+    cch.customize(g1, CancelToken(), 4);
+    EXPECT_EQ(customized_arrays(cch, g1), customized_arrays(reference1, g1));
+    // The top (ranks above every subtree) stays small on a well-ordered grid.
+    // The estimated time (the top's work, then the busiest thread's, as a share of one thread's)
+    // well under one thread's, though a grid's top separators hold much of its work.
+    const Cch::CustomizationSplit& split = cch.customization_split();
+    EXPECT_GE(split.subtrees, 4);
+    EXPECT_LT(split.top_work_share + (1 - split.top_work_share) / 4 * split.busiest_thread, 0.6);
+  }
+}
+
+// From kCchParallelRanks ranks on, customize() takes every core unasked; the result is the same.
+TEST(Cch, LargeHierarchyDefaultsToEveryCore) {
+  const int rows = 200, cols = 260;
+  ASSERT_GE(rows * cols, kCchParallelRanks);
+  std::vector<double> x, y;
+  grid_coordinates(rows, cols, x, y);
+  Graph g = build_graph(testing::grid_edges(rows, cols, 3, 2).view(), true);
+  Cch cch(g, cch_order(g, x.data(), y.data()));
+  cch.customize(g, CancelToken(), 1);
+  const std::vector<unsigned char> one_thread = customized_arrays(cch, g);
+  cch.customize(g);
+  EXPECT_EQ(cch.customization_split().threads, resolve_thread_count(0));
+  EXPECT_EQ(customized_arrays(cch, g), one_thread);
+  cch.customize(g, CancelToken(), 2);
+  EXPECT_EQ(customized_arrays(cch, g), one_thread);
+  const Cch::CustomizationSplit& split = cch.customization_split();
+  EXPECT_GE(split.subtrees, 2);
+  EXPECT_LT(split.top_work_share + (1 - split.top_work_share) / 2 * split.busiest_thread, 0.7);
+}
+
+TEST(Cch, CancelStopsParallelCustomization) {
+  RandomGraphSpec spec;
+  spec.vertices = 400;
+  spec.edges = 1200;
+  EdgeTable t = testing::random_edges(spec, 9);
+  Graph g = build_graph(t.view(), true);
+  Cch cch(g, cch_order(g));
+  EXPECT_THROW(cch.customize(g, CancelToken([] { return true; }), 2), Cancelled);
+  EXPECT_FALSE(cch.customized());
+  cch.customize(g, CancelToken(), 2);
+  EXPECT_TRUE(cch.customized());
+  expect_matches_dijkstra(g, cch, 4, "after a cancelled customization");
 }
 
 }  // namespace
