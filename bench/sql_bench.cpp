@@ -448,20 +448,30 @@ void index_suite(const std::string& data_dir, int reps, const std::string& only)
           ")",
       true);
 
+  const std::string ny32 = id_array(spread_ids(3, 264000, 32));
+  add("gpu_sssp 32 sources to all, New York (8.5M rows; pgRouting not run)", "bench_ny", "gpu_sssp",
+      ny32, "", false);
+
+  // Where a GPU is usable, the same calls with the GPU's cch (PHAST sweeps on the device).
+  const bool gpu = scalar("SELECT count(*) FROM gpu_routing_info() WHERE name = 'gpu 0'") == "1";
   const int slow_reps = std::max(1, reps), fast_reps = std::max(reps, 20);
   std::printf(
       "\nmedians: pgRouting over %d calls, kept-graph calls over %d (ms-level rows) or %d; one "
       "warm-up call before each side. The cch side answers from the graph's shared road index "
       "(made above); its first call in a fresh session maps it. "
       "split = gpu_routing_last_run() load / build / compute / emit (total) in ms, medians. "
-      "device = cpu on both kept sides.\n",
-      slow_reps, fast_reps, std::max(reps, 5));
+      "device = cpu on both kept sides%s.\n",
+      slow_reps, fast_reps, std::max(reps, 5),
+      gpu ? "; the last columns: cch with device = gpu (the same shared index, PHAST on the GPU; "
+            "cost matrices too)"
+          : "");
   std::printf(
       "\n| workload | pgRouting (s) | kept, dijkstra (s) | kept, cch (s) | cch vs dijkstra | cch "
       "vs "
       "pgRouting | cch: split (ms) | dijkstra: split (ms) | cch 1st call of the session (s) | "
-      "rows |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
+      "rows |%s\n",
+      gpu ? " kept, cch on the GPU (s) | GPU cch: split (ms) |" : "");
+  std::printf("|---|---:|---:|---:|---:|---:|---|---|---:|---:|%s\n", gpu ? "---:|---|" : "");
   std::fflush(stdout);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const KeptRow& row = rows[r];
@@ -490,11 +500,22 @@ void index_suite(const std::string& data_dir, int reps, const std::string& only)
     char versus_theirs[32] = "-";
     if (!row.theirs.empty())
       std::snprintf(versus_theirs, sizeof versus_theirs, "%.0fx", theirs.median / cch.median);
-    std::printf("| %s | %s | %s | %s | %.1fx | %s | %s | %s | %s | %lld |\n", row.workload.c_str(),
+    std::printf("| %s | %s | %s | %s | %.1fx | %s | %s | %s | %s | %lld |", row.workload.c_str(),
                 row.theirs.empty() ? "-" : seconds_text(theirs.median).c_str(),
                 seconds_text(dijkstra.median).c_str(), seconds_text(cch.median).c_str(),
                 dijkstra.median / cch.median, versus_theirs, split_text(cch.split).c_str(),
                 split_text(dijkstra.split).c_str(), seconds_text(cch.first).c_str(), cch.rows);
+    if (gpu) {
+      execute("SET gpu_routing.device = gpu");
+      const Measured on_gpu = measure(row.ours(""), our_reps, true);
+      execute("SET gpu_routing.device = cpu");
+      if (on_gpu.rows != cch.rows || on_gpu.split.where.find("cch") == std::string::npos)
+        std::fprintf(stderr, "warning: %s: GPU cch gave %lld rows on %s\n", row.workload.c_str(),
+                     on_gpu.rows, on_gpu.split.where.c_str());
+      std::printf(" %s | %s |", seconds_text(on_gpu.median).c_str(),
+                  split_text(on_gpu.split).c_str());
+    }
+    std::printf("\n");
     std::fflush(stdout);
   }
   // A committed cost change: the next call builds the new form and makes its index again with the

@@ -16,5 +16,7 @@ const std::vector<EngineInfo>& near_far_engines();
 // Many-source and dense all-pairs engines of seeds 000, 002, 004: multi_source, blocked_fw,
 // floyd_warshall, rkleene. kernels/apsp_engines.cu.
 const std::vector<EngineInfo>& apsp_engines();
+// The road index's PHAST sweeps on the GPU (engine cch). kernels/cch_phast.cu.
+const std::vector<EngineInfo>& cch_engines();
 
 }  // namespace gpu_routing::gpu

@@ -32,6 +32,8 @@
 #   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
 #   sql-index           the road index vs Dijkstra on kept graphs vs pgRouting, New York and Rome, on
 #                       the machine's CPU cores (sql_bench --suite index)
+#   phast               one-to-all trees on the road index: the GPU's PHAST vs one CPU core vs
+#                       near_far, New York and Rome, engine only (phast_bench)
 #   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
@@ -44,7 +46,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept service upgrade progress concurrency memcheck racecheck"
-all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index progress-bench engines sssp-engines scaling"
+all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index phast progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -313,6 +315,8 @@ for part in $bench; do
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     sql-index)
       bench_run "$part" sql_index.md "$bin/sql_bench" --suite index --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
+    phast)
+      bench_run "$part" phast.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" --reps 9 ;;
     progress-bench)
       bench_run "$part:gpu" progress_gpu.md bash bench/progress_bench.sh --device gpu --runs 9
       bench_run "$part:cpu" progress_cpu.md bash bench/progress_bench.sh --device cpu --runs 9 ;;

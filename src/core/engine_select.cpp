@@ -109,9 +109,11 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
         } else {
           chosen = Device::kCpu;
         }
-      } else if (shape.road_index &&
-                 !(gpus.usable && shape.source_count >= kAutoIndexMaxSourcesBeforeGpu)) {
-        chosen = Device::kCpu;
+      } else if (shape.road_index) {
+        chosen = gpus.usable && !shape.gpu_in_service && !shape.compact_targets &&
+                         shape.source_count >= kAutoIndexMaxSourcesBeforeGpu
+                     ? Device::kGpu
+                     : Device::kCpu;
       } else if (!gpus.usable) {
         chosen = Device::kCpu;
         selection.reason = "no usable GPU (" + gpus.reason + "); ";
@@ -126,9 +128,12 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
   }
 
   std::string name = algorithm;
-  if (is_auto && shape.road_index && chosen == Device::kCpu) {
+  if (is_auto && shape.road_index && (chosen == Device::kCpu || !shape.gpu_in_service)) {
     name = "cch";
     selection.reason += "auto: the kept graph's road index is current";
+    if (chosen == Device::kGpu && device == DeviceSetting::kAuto)
+      selection.reason += "; " + std::to_string(kAutoIndexMaxSourcesBeforeGpu) +
+                          " sources or more of whole rows: PHAST on the GPU";
   } else if (is_auto) {
     std::string why;
     name = auto_algorithm(chosen, shape, why);

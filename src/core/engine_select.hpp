@@ -18,6 +18,11 @@ struct ProblemShape {
   bool all_pairs = false;    // every vertex is a source (gpu_apsp without sources)
   bool many_source = false;  // the call runs many sources (apsp_algorithm applies)
   bool road_index = false;   // the kept graph's road index is current (auto may pick cch)
+  // Rows of chosen targets only (a cost matrix to a target list): the CPU's cch answers those by
+  // buckets, far faster than whole sweeps.
+  bool compact_targets = false;
+  // GPU engines run in the GPU service, which has no copy of the kept graph's road index.
+  bool gpu_in_service = false;
 };
 
 struct EngineSelection {
@@ -33,9 +38,10 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
 // Below these sizes auto keeps single-source work on the CPU: the GPU's fixed costs (upload,
 // launches, one round per frontier) exceed Dijkstra's whole run. Set from bench/ measurements.
 constexpr VertexIndex kAutoGpuMinVertices = 100000;
-// With a road index, auto answers from it on the CPU unless a GPU is usable and the call has at
-// least this many sources: a one-to-all sweep costs ~2.5 ms a source on a CPU core on New York,
-// while the GPU runs a 1000 x 1000 matrix in 85 ms (H100).
+// With a road index, auto answers from it on the CPU, by buckets for cost matrices (New York
+// 1000 x 1000: 7.9 ms on the H100 host's 16 cores, against 85 ms for the GPU's near_far), and
+// whole rows (one PHAST sweep per source) on the GPU's cch from this many sources on, where a GPU
+// is usable in this backend.
 constexpr int kAutoIndexMaxSourcesBeforeGpu = 256;
 // Dense all-pairs (Floyd-Warshall) is chosen by auto when arcs >= density * V^2 and V is at most
 // the limit (V^2 doubles must fit comfortably).

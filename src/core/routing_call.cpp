@@ -162,6 +162,8 @@ void RoutingCall::prepare() {
   shape.all_pairs = kind_ == CallKind::kAllPairs;
   shape.many_source = options_.many_source;
   shape.road_index = options_.engine.road_index != nullptr;
+  shape.compact_targets = kind_ == CallKind::kCostMatrix && !all_targets_ && targets_of_.empty();
+  shape.gpu_in_service = options_.remote != nullptr;
   shape_ = shape;
   EngineSelection selection = select_engine(
       options_.device, options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm,
@@ -205,9 +207,13 @@ void RoutingCall::prepare() {
   // A kept graph carries its reversed CSR; one built for this call gets it here.
   if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
   Stopwatch watch;
-  // A kept graph's shared road index is mapped in this process: its engine runs here.
-  const bool remote = options_.remote != nullptr && options_.remote->serves(*selection.engine) &&
-                      !(selection.engine->kept_with_graph && options_.engine.road_index != nullptr);
+  // A kept graph's shared road index is mapped in this process: its CPU engine runs here. (The
+  // GPU's cch goes to the service like every GPU engine, which makes its own index there: a
+  // backend under the service never opens a CUDA context.)
+  const bool remote =
+      options_.remote != nullptr && options_.remote->serves(*selection.engine) &&
+      !(selection.engine->kept_with_graph && selection.engine->device == Device::kCpu &&
+        options_.engine.road_index != nullptr);
   if (remote) {
     engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
                                       options_.kept_image_segment);

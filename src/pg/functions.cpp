@@ -414,10 +414,9 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
         statement_sql(args->combinations_sql, "combinations_sql", args->function));
   // The settings, read once for the whole call.
   const Settings settings = current_settings();
-  // Naming the road index's engine asks for the kept graph's index (made by this call if absent).
-  // (cch is a CPU engine: under device = gpu naming it is the selection's error, not a request.)
+  // Naming the road index's engine (on the CPU or the GPU) asks for the kept graph's index (made
+  // by this call if absent).
   const bool road_index_asked =
-      settings.device != DeviceSetting::kGpu &&
       (args->many_source ? settings.apsp_algorithm : settings.sssp_algorithm) == "cch";
   resolve_kept_graph(args->edges_sql, args->directed, args->function, road_index_asked, &kept);
   progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql

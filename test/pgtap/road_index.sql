@@ -1,5 +1,6 @@
--- road_index (29): gpu_graph_index on a kept graph (made at once, recorded, shown in gpu_graphs(),
--- auto answering from it with Dijkstra's rows, turned off again, errors), then the road index
+-- road_index (32): gpu_graph_index on a kept graph (made at once, recorded, shown in gpu_graphs(),
+-- auto answering from it with Dijkstra's rows, the GPU's cch answering from it where a GPU is
+-- usable, turned off again, errors), then the road index
 -- (engine cch) by name. With gpu_routing.index_paths = rule (the
 -- default) its rows equal Dijkstra's rows (engines.sql and kept_graphs.sql check that for every
 -- shape); here, gpu_routing.index_paths = hierarchy, where gpu_path returns the hierarchy's own
@@ -20,7 +21,7 @@ SET LOCAL client_min_messages = warning;
 SELECT gpu_graph_index('pgtap_rome') AS index_line \gset
 -- The road index is a CPU engine (also where the suite runs with gpu_routing.device = gpu).
 SET LOCAL gpu_routing.device = cpu;
-SELECT plan(29);
+SELECT plan(32);
 
 SELECT matches(:'index_line'::text, '^kept graph pgtap_rome: road index made by this call: order \d+ ms, hierarchy \d+ ms, customization \d+ ms, ',
                'gpu_graph_index makes the index at once and says so');
@@ -37,6 +38,29 @@ SET LOCAL gpu_routing.apsp_algorithm = dijkstra;
 SELECT results_eq('SELECT * FROM auto_rows',
                   'SELECT * FROM gpu_path(''graph:pgtap_rome'', ARRAY[1, 77, 2500], ARRAY[3, 3000, 1200])',
                   'its rows are Dijkstra''s rows');
+RESET gpu_routing.sssp_algorithm;
+RESET gpu_routing.apsp_algorithm;
+
+-- The GPU's cch answers from the same shared index (PHAST sweeps on the device): Dijkstra's rows.
+SELECT EXISTS (SELECT 1 FROM gpu_routing_info() WHERE name = 'gpu 0') AS gpu_usable \gset
+SET LOCAL gpu_routing.device = gpu;
+SET LOCAL gpu_routing.sssp_algorithm = cch;
+SET LOCAL gpu_routing.apsp_algorithm = cch;
+\if :gpu_usable
+SELECT results_eq('SELECT * FROM gpu_path(''graph:pgtap_rome'', ARRAY[1, 77, 2500], ARRAY[3, 3000, 1200])',
+                  'SELECT * FROM auto_rows', 'cch on the GPU: Dijkstra''s rows');
+SELECT matches((SELECT algorithm || ' on ' || device || ': ' || notes FROM gpu_routing_last_run()),
+               '^cch on .*: the kept graph''s road index \(shared\); PHAST on the GPU: \d+ levels',
+               'cch on the GPU uses the kept graph''s shared index');
+SELECT is((SELECT array_agg(agg_cost ORDER BY start_vid, end_vid)
+           FROM gpu_apsp('graph:pgtap_rome', ARRAY[1, 77], ARRAY[3, 3000])),
+          (SELECT array_agg(agg_cost ORDER BY start_vid, end_vid) FROM auto_rows
+           WHERE start_vid IN (1, 77) AND end_vid IN (3, 3000) AND node = end_vid),
+          'cch on the GPU: a cost matrix from the shared index');
+\else
+SELECT skip('no usable GPU: cch on the GPU not checked', 3);
+\endif
+SET LOCAL gpu_routing.device = cpu;
 RESET gpu_routing.sssp_algorithm;
 RESET gpu_routing.apsp_algorithm;
 

@@ -362,6 +362,44 @@ TEST(EngineSelect, NamesDevicesAndErrors) {
   }
 }
 
+// auto on a kept graph with a current road index: the CPU's cch (buckets for cost matrices), the
+// GPU's cch for many sources of whole rows where the backend may use a GPU itself.
+TEST(EngineSelect, AutoWithTheRoadIndex) {
+  gpu::Availability none;
+  none.reason = "test: no GPU";
+  ProblemShape shape;
+  shape.vertices = 264346;
+  shape.arcs = 730100;
+  shape.road_index = true;
+  shape.many_source = true;
+  shape.source_count = 1000;
+  auto s = select_engine(DeviceSetting::kAuto, "auto", shape, none);
+  EXPECT_STREQ(s.engine->name, "cch");
+  EXPECT_EQ(s.engine->device, Device::kCpu);
+  EXPECT_EQ(s.reason, "auto: the kept graph's road index is current");
+  if (find_engine("cch", Device::kGpu) == nullptr) GTEST_SKIP() << "a build without CUDA";
+  gpu::Availability gpu;
+  gpu.usable = true;  // selection only: nothing runs
+  s = select_engine(DeviceSetting::kAuto, "auto", shape, gpu);
+  EXPECT_EQ(s.engine->device, Device::kGpu);
+  EXPECT_STREQ(s.engine->name, "cch");
+  EXPECT_NE(s.reason.find("PHAST on the GPU"), std::string::npos) << s.reason;
+  shape.compact_targets = true;  // a cost matrix: buckets on the CPU
+  EXPECT_EQ(select_engine(DeviceSetting::kAuto, "auto", shape, gpu).engine->device, Device::kCpu);
+  shape.compact_targets = false;
+  shape.source_count = kAutoIndexMaxSourcesBeforeGpu - 1;
+  EXPECT_EQ(select_engine(DeviceSetting::kAuto, "auto", shape, gpu).engine->device, Device::kCpu);
+  shape.source_count = 1000;
+  shape.gpu_in_service = true;  // the service has no copy of the index
+  EXPECT_EQ(select_engine(DeviceSetting::kAuto, "auto", shape, gpu).engine->device, Device::kCpu);
+  // device = gpu: the GPU's cch in this backend, a search engine in the service.
+  EXPECT_STRNE(select_engine(DeviceSetting::kGpu, "auto", shape, gpu).engine->name, "cch");
+  shape.gpu_in_service = false;
+  s = select_engine(DeviceSetting::kGpu, "auto", shape, gpu);
+  EXPECT_STREQ(s.engine->name, "cch");
+  EXPECT_EQ(s.engine->device, Device::kGpu);
+}
+
 // One call's rows, on the CPU: a cost matrix whose targets are all outside the graph gives no
 // rows and computes nothing, the same call with a known target gives its row.
 TEST(RoutingCall, CostMatrixWithOnlyUnknownTargetsIsEmpty) {

@@ -78,7 +78,8 @@ std::vector<double> run_engine(ShortestPathEngine& engine, const Graph& g,
   const std::size_t n = static_cast<std::size_t>(g.vertex_count());
   for (std::size_t i = 0; i < sources.size(); ++i) {
     auto want = reference_dijkstra(g.forward, sources[i]);
-    auto result = (info.dense && !g.integer_weights)
+    // The dense engines and the road index sum fractional costs in another order than Dijkstra.
+    auto result = ((info.dense || std::string(info.name) == "cch") && !g.integer_weights)
                       ? testing::near_distances(rows.data() + i * n, want, 1e-9)
                       : testing::same_distances(rows.data() + i * n, want);
     if (!result)

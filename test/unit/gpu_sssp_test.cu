@@ -59,6 +59,9 @@ std::vector<const EngineInfo*> engines_under_test() {
   std::vector<const EngineInfo*> engines;
   for (const auto& info : gpu_engine_table()) {
     if (!info.single_source && !is_many_source_under_test(info)) continue;
+    // The road index sums fractional costs in another order than Dijkstra (not bit for bit):
+    // gpu_cch_test.cu compares it with the CPU's cch, which it equals bit for bit.
+    if (std::string(info.name) == "cch") continue;
     if (only != nullptr && *only != '\0' &&
         ("," + std::string(only) + ",").find("," + std::string(info.name) + ",") ==
             std::string::npos)

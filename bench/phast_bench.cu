@@ -1,0 +1,141 @@
+// One-to-all trees on the road index, GPU against CPU (issue 12's "one-to-all on New York under
+// 0.5 ms on one GPU"): the GPU engine cch (PHAST sweeps, kernels/cch_phast.cu) given the same
+// customized hierarchy the kept graph would share, at 1, 8, 32 and 256 sources a solve, against
+// PHAST on one CPU core (Cch::one_to_all) and the GPU's near_far search for one source. Every GPU
+// row is compared with the CPU's PHAST row (must be equal bit for bit).
+//   phast_bench [--data DIR] [--reps N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cch.hpp"
+#include "engine.hpp"
+#include "gpu.hpp"
+#include "graph_generators.hpp"
+
+using namespace gpu_routing;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Timing {
+  double wall_ms, compute_ms, transfer_ms;
+};
+
+// One solve of `sources` (full rows), with the engine's own split of its time.
+Timing solve(ShortestPathEngine& engine, const std::vector<VertexIndex>& sources,
+             std::vector<double>& rows, std::size_t n) {
+  rows.resize(sources.size() * n);
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = static_cast<int>(sources.size());
+  request.distances = rows.data();
+  const EngineReport before = engine.report();
+  const double start = now_ms();
+  engine.solve(request);
+  const double wall = now_ms() - start;
+  return {wall, engine.report().compute_ms - before.compute_ms,
+          engine.report().transfer_ms - before.transfer_ms};
+}
+
+void run(const std::string& name, const Graph& graph, int reps) {
+  const auto n = static_cast<std::size_t>(graph.vertex_count());
+  Cch cch(graph, cch_order(graph));
+  cch.customize(graph);
+  EngineOptions options;
+  options.road_index = &cch;
+  auto engine = find_engine("cch", Device::kGpu)->create(graph, options);
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<VertexIndex> pick(0, graph.vertex_count() - 1);
+  std::vector<double> rows, cpu_row(n);
+  solve(*engine, {0}, rows, n);  // the hierarchy's copy to the device, not timed below
+  int mismatches = 0;
+  double cpu_tree_ms = 0;
+  {
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) {
+      const VertexIndex s = pick(rng);
+      const double start = now_ms();
+      cch.one_to_all(s, cpu_row.data());
+      times.push_back(now_ms() - start);
+    }
+    cpu_tree_ms = median(times);
+  }
+  for (const int k : {1, 8, 32, 256}) {
+    std::vector<double> wall, compute, transfer;
+    for (int r = 0; r < reps; ++r) {
+      std::vector<VertexIndex> sources;
+      for (int i = 0; i < k; ++i) sources.push_back(pick(rng));
+      const Timing t = solve(*engine, sources, rows, n);
+      wall.push_back(t.wall_ms / k);
+      compute.push_back(t.compute_ms / k);
+      transfer.push_back(t.transfer_ms / k);
+      for (int i = 0; i < std::min(k, 3); ++i) {
+        cch.one_to_all(sources[static_cast<std::size_t>(i)], cpu_row.data());
+        if (!std::equal(cpu_row.begin(), cpu_row.end(),
+                        rows.begin() + static_cast<std::ptrdiff_t>(i * n)))
+          ++mismatches;
+      }
+    }
+    std::printf("| %s | %d | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k, median(compute),
+                median(transfer), median(wall), cpu_tree_ms, mismatches);
+  }
+  // near_far, one source on the whole GPU, on the same graph.
+  auto near_far = find_engine("near_far", Device::kGpu)->create(graph, EngineOptions{});
+  solve(*near_far, {0}, rows, n);
+  std::vector<double> compute;
+  for (int r = 0; r < reps; ++r)
+    compute.push_back(solve(*near_far, {pick(rng)}, rows, n).compute_ms);
+  std::printf("| %s | near_far, 1 | %.3f | | | | |\n", name.c_str(), median(compute));
+  std::fprintf(stderr, "%s: %s\n", name.c_str(), engine->report().notes.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = "../shared/data";
+  int reps = 9;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--data")) data = argv[i + 1];
+    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+  }
+  if (!gpu::availability().usable) {
+    std::fprintf(stderr, "phast_bench: no usable GPU: %s\n", gpu::availability().reason.c_str());
+    return 1;
+  }
+  const auto& device = gpu::availability().devices.front();
+  std::printf(
+      "phast_bench on %s: one-to-all trees on the road index (landmark order, as a kept graph's "
+      "index); medians of %d solves, per tree. compute: host upward searches + GPU sweep; "
+      "transfer: rows to the host. CPU PHAST: one core of this host.\n\n",
+      device.name.c_str(), reps);
+  std::printf(
+      "| graph | sources a solve | GPU PHAST compute per tree (ms) | transfer per tree (ms) | "
+      "wall per tree (ms) | CPU PHAST one core (ms) | mismatches |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  {
+    const auto edges = bench::read_dimacs(data + "/USA-road-d.NY.gr.gz");
+    run("New York", build_graph(edges.view(), true), reps);
+  }
+  {
+    const auto edges = bench::read_dimacs(data + "/rome99.gr");
+    run("Rome", build_graph(edges.view(), true), reps);
+  }
+  return 0;
+}

@@ -1,0 +1,511 @@
+// The road index on the GPU: PHAST (Delling, Goldberg, Nowatzyk, Werneck: "PHAST:
+// Hardware-accelerated shortest path trees", 2011) over the customizable contraction hierarchy of
+// src/core/cch.hpp.
+//
+// A one-to-all tree on the hierarchy is an upward search from the source (a few hundred ranks:
+// its elimination-tree ancestors, done on the host) and one downward sweep over every rank in
+// decreasing rank order, each rank pulling over its upward arcs from higher ranks. The sweep needs
+// only that a rank's higher neighbours are final before it, so ranks are grouped by level (level 0:
+// no upward arcs; otherwise one more than the deepest higher neighbour) and each level is one
+// data-parallel step. On the device the ranks are renumbered level by level ("positions"), so a
+// level is a contiguous range and its arcs are read in order. Many sources share one sweep: a
+// position's k distances lie side by side, so the k threads of one position read their higher
+// neighbours' distances in one coalesced access (the PHAST paper's multiple trees per sweep).
+//
+// The few top levels hold few ranks (the top separators): they run as one block's loop with a
+// block barrier between levels instead of one launch each. Every distance is the same minimum over
+// the same sums as the host sweep (Cch::one_to_all), so rows equal the CPU engine's bit for bit;
+// predecessors follow the common rule on the device (predecessors_gpu.cuh).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../src/core/cch.hpp"
+#include "../src/core/predecessors.hpp"
+#include "cuda_common.cuh"
+#include "gpu_engines.hpp"
+#include "predecessors_gpu.cuh"
+
+namespace gpu_routing::gpu {
+namespace {
+
+constexpr int kSweepBlock = 256;
+constexpr int kOneBlockThreads = 1024;
+// A level whose items (ranks x sources) fit one pass of one block runs inside the one-block loop:
+// a launch costs a few microseconds, a block barrier a fraction of one. Larger levels get the
+// whole GPU (New York's landmark order: 378 levels of at most 2,654 ranks; with four passes a
+// level in one block, a lone tree took 4.1 ms on an H100).
+constexpr std::int64_t kOneBlockItems = kOneBlockThreads;
+// Sources per sweep: enough for the sweep to be bandwidth-bound rather than latency-bound, few
+// enough that the distance table (vertices x sources x 8 bytes) stays small (New York, 32: 68 MB).
+constexpr int kSourcesPerSweep = 32;
+
+__device__ __forceinline__ double pull_position(const ArcIndex* __restrict__ first,
+                                                const VertexIndex* __restrict__ head,
+                                                const double* __restrict__ down,
+                                                const double* table, std::int64_t position, int k,
+                                                int j) {
+  double best = table[position * k + j];
+  for (ArcIndex a = first[position]; a < first[position + 1]; ++a) {
+    const double candidate = table[static_cast<std::int64_t>(head[a]) * k + j] + down[a];
+    if (candidate < best) best = candidate;
+  }
+  return best;
+}
+
+// One level: positions [begin, end), k sources each.
+__global__ void sweep_level_kernel(const ArcIndex* __restrict__ first,
+                                   const VertexIndex* __restrict__ head,
+                                   const double* __restrict__ down, double* table,
+                                   std::int64_t begin, std::int64_t end, int k) {
+  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= (end - begin) * k) return;
+  const std::int64_t position = begin + item / k;
+  const int j = static_cast<int>(item % k);
+  table[position * k + j] = pull_position(first, head, down, table, position, k, j);
+}
+
+// Levels [level_begin, level_end) in one block, a barrier after each.
+__global__ void sweep_levels_one_block_kernel(const ArcIndex* __restrict__ first,
+                                              const VertexIndex* __restrict__ head,
+                                              const double* __restrict__ down, double* table,
+                                              const VertexIndex* __restrict__ level_first,
+                                              int level_begin, int level_end, int k) {
+  for (int level = level_begin; level < level_end; ++level) {
+    const std::int64_t begin = level_first[level];
+    const std::int64_t items = (level_first[level + 1] - begin) * k;
+    for (std::int64_t item = threadIdx.x; item < items; item += blockDim.x) {
+      const std::int64_t position = begin + item / k;
+      const int j = static_cast<int>(item % k);
+      table[position * k + j] = pull_position(first, head, down, table, position, k, j);
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void fill_kernel(double* table, std::int64_t count, double value) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) table[i] = value;
+}
+
+// The upward searches' results: table[slot[i]] = value[i].
+__global__ void seed_kernel(const std::int64_t* __restrict__ slot, const double* __restrict__ value,
+                            int count, double* table) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) table[slot[i]] = value[i];
+}
+
+// Rows in vertex order: rows[j * n + v] = table[position_of_vertex[v] * k + j].
+__global__ void rows_kernel(const double* __restrict__ table,
+                            const VertexIndex* __restrict__ position_of_vertex, std::int64_t n,
+                            int k, int count, double* __restrict__ rows) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * count) return;
+  const int j = static_cast<int>(i / n);
+  const std::int64_t v = i % n;
+  rows[i] = table[static_cast<std::int64_t>(position_of_vertex[v]) * k + j];
+}
+
+// Compact rows of a cost matrix: out[j * targets + t] for targets[t].
+__global__ void gather_kernel(const double* __restrict__ table,
+                              const VertexIndex* __restrict__ position_of_vertex,
+                              const VertexIndex* __restrict__ targets, int target_count, int k,
+                              int count, double* __restrict__ out) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<std::int64_t>(target_count) * count) return;
+  const int j = static_cast<int>(i / target_count);
+  const int t = static_cast<int>(i % target_count);
+  out[i] = table[static_cast<std::int64_t>(position_of_vertex[targets[t]]) * k + j];
+}
+
+// The hierarchy as the sweep reads it, positions numbered level by level.
+struct HostSweepLayout {
+  std::vector<VertexIndex> position_of_rank;
+  std::vector<VertexIndex> position_of_vertex;
+  std::vector<ArcIndex> first;    // by position
+  std::vector<VertexIndex> head;  // positions
+  std::vector<double> down;
+  std::vector<VertexIndex> level_first;  // positions of each level, plus the end
+};
+
+HostSweepLayout make_sweep_layout(const Cch& cch) {
+  const VertexIndex n = cch.vertex_count();
+  const auto arc_first = cch.arc_first();
+  const auto arc_head = cch.arc_head();
+  const auto down = cch.downward_weights();
+  const auto at_rank = cch.vertex_at_rank();
+  HostSweepLayout layout;
+  // Levels from the top: a rank's higher neighbours have higher ranks, so decreasing rank order
+  // sees them first.
+  std::vector<VertexIndex> level(static_cast<std::size_t>(n), 0);
+  VertexIndex levels = n > 0 ? 1 : 0;
+  for (VertexIndex r = n - 1; r >= 0; --r) {
+    VertexIndex deepest = -1;
+    for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
+         a < arc_first[static_cast<std::size_t>(r) + 1]; ++a)
+      deepest =
+          std::max(deepest, level[static_cast<std::size_t>(arc_head[static_cast<std::size_t>(a)])]);
+    level[static_cast<std::size_t>(r)] = deepest + 1;
+    levels = std::max(levels, deepest + 2);
+  }
+  layout.level_first.assign(static_cast<std::size_t>(levels) + 1, 0);
+  for (VertexIndex r = 0; r < n; ++r)
+    ++layout.level_first[static_cast<std::size_t>(level[static_cast<std::size_t>(r)]) + 1];
+  for (std::size_t l = 1; l < layout.level_first.size(); ++l)
+    layout.level_first[l] += layout.level_first[l - 1];
+  layout.position_of_rank.assign(static_cast<std::size_t>(n), 0);
+  std::vector<VertexIndex> next(layout.level_first.begin(), layout.level_first.end() - 1);
+  std::vector<VertexIndex> rank_at(static_cast<std::size_t>(n));
+  for (VertexIndex r = n - 1; r >= 0; --r) {
+    const VertexIndex p = next[static_cast<std::size_t>(level[static_cast<std::size_t>(r)])]++;
+    layout.position_of_rank[static_cast<std::size_t>(r)] = p;
+    rank_at[static_cast<std::size_t>(p)] = r;
+  }
+  layout.position_of_vertex.assign(static_cast<std::size_t>(n), 0);
+  for (VertexIndex r = 0; r < n; ++r)
+    layout.position_of_vertex[static_cast<std::size_t>(at_rank[static_cast<std::size_t>(r)])] =
+        layout.position_of_rank[static_cast<std::size_t>(r)];
+  layout.first.assign(static_cast<std::size_t>(n) + 1, 0);
+  layout.head.reserve(arc_head.size());
+  layout.down.reserve(arc_head.size());
+  for (VertexIndex p = 0; p < n; ++p) {
+    const VertexIndex r = rank_at[static_cast<std::size_t>(p)];
+    for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
+         a < arc_first[static_cast<std::size_t>(r) + 1]; ++a) {
+      layout.head.push_back(
+          layout.position_of_rank[static_cast<std::size_t>(arc_head[static_cast<std::size_t>(a)])]);
+      layout.down.push_back(down[static_cast<std::size_t>(a)]);
+    }
+    layout.first[static_cast<std::size_t>(p) + 1] = static_cast<ArcIndex>(layout.head.size());
+  }
+  return layout;
+}
+
+class GpuCchEngine final : public ShortestPathEngine {
+ public:
+  GpuCchEngine(const Graph& graph, const EngineOptions& options)
+      : ShortestPathEngine(graph, options) {
+    use_device(device_);
+    cudaDeviceProp props{};
+    GPU_ROUTING_CUDA_CHECK(cudaGetDeviceProperties(&props, device_));
+    report_.device_name = std::string(props.name) + " (device " + std::to_string(device_) + ")";
+    stream_ = std::make_unique<Stream>();
+  }
+
+  const char* name() const override { return "cch"; }
+  Device device() const override { return Device::kGpu; }
+  int preferred_batch_size() const override { return kSourcesPerSweep * 8; }
+  bool supports_compact_targets() const override { return true; }
+  void rebind(const EngineOptions& options) override {
+    ShortestPathEngine::rebind(options);
+    if (options.road_index != nullptr) options_.road_index = options.road_index;
+  }
+
+  bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) override {
+    Stopwatch watch;
+    const Cch& cch = index();
+    arcs = cch.path(s, t, workspace_);
+    *cost = 0.0;
+    if (arcs.empty() && s != t) *cost = kInfinity;
+    for (ArcIndex a : arcs) *cost += graph_.forward.weights[static_cast<std::size_t>(a)];
+    report_.rounds += 1;
+    report_.compute_ms += watch.elapsed_ms();
+    return true;
+  }
+
+  void solve(const SolveRequest& request) override {
+    Stopwatch watch;
+    const double transfer_before = report_.transfer_ms;
+    use_device(device_);
+    prepare_hierarchy();
+    const bool compact = request.compact_targets && request.targets != nullptr;
+    if (compact) prepare_targets(request);
+    if (request.predecessor_arcs != nullptr) prepare_reverse();
+    const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+    for (int first = 0; first < request.source_count; first += kSourcesPerSweep) {
+      options_.cancel.throw_if_requested();
+      const int count = std::min(kSourcesPerSweep, request.source_count - first);
+      sweep(request.sources + first, count);
+      deliver(request, first, count, compact, n);
+    }
+    report_.rounds += request.source_count;
+    report_.compute_ms += watch.elapsed_ms() - (report_.transfer_ms - transfer_before);
+  }
+
+ private:
+  const Cch& index() {
+    if (options_.road_index != nullptr) return *options_.road_index;
+    if (!own_.customized()) {
+      Stopwatch watch;
+      std::vector<VertexIndex> order = cch_order(graph_, nullptr, nullptr, options_.cancel);
+      const double order_ms = watch.elapsed_ms();
+      own_ = Cch(graph_, std::move(order), options_.cancel);
+      own_.customize(graph_, options_.cancel, options_.threads);
+      char note[200];
+      std::snprintf(note, sizeof note,
+                    "road index built by this call: order %.0f ms, hierarchy %.0f ms, "
+                    "customization %.0f ms, %.1f MB; ",
+                    order_ms, own_.build_ms(), own_.customization_ms(),
+                    static_cast<double>(own_.memory_bytes()) / 1e6);
+      built_note_ = note;
+    }
+    return own_;
+  }
+
+  std::size_t held_bytes() const {
+    return hierarchy_bytes_ + table_bytes_ + reverse_bytes_ + targets_.size() * sizeof(VertexIndex);
+  }
+  void require(std::size_t more, const std::string& what) const {
+    options_.budget.require(saturating_add(held_bytes(), more), what);
+    require_device_memory(device_, more, what, MemoryBudget());
+  }
+
+  // The hierarchy on the device, for the index this call uses (uploaded again only when the
+  // kept graph's index is another one).
+  void prepare_hierarchy() {
+    const Cch& cch = index();
+    if (uploaded_ == &cch) return;
+    Stopwatch build;
+    HostSweepLayout layout = make_sweep_layout(cch);
+    const std::size_t n = layout.position_of_vertex.size();
+    const std::size_t m = layout.head.size();
+    const std::size_t bytes = (n + 1) * sizeof(ArcIndex) +
+                              m * (sizeof(VertexIndex) + sizeof(double)) + n * sizeof(VertexIndex) +
+                              layout.level_first.size() * sizeof(VertexIndex);
+    hierarchy_bytes_ = 0;
+    require(bytes, "the road index's copy on the GPU");
+    const double layout_ms = build.elapsed_ms();
+    Stopwatch copy;
+    first_.allocate(n + 1);
+    first_.upload(layout.first.data(), n + 1, stream_->get());
+    head_.allocate(std::max<std::size_t>(m, 1));
+    down_.allocate(std::max<std::size_t>(m, 1));
+    if (m > 0) {
+      head_.upload(layout.head.data(), m, stream_->get());
+      down_.upload(layout.down.data(), m, stream_->get());
+    }
+    position_of_vertex_.allocate(std::max<std::size_t>(n, 1));
+    if (n > 0) position_of_vertex_.upload(layout.position_of_vertex.data(), n, stream_->get());
+    level_first_.allocate(layout.level_first.size());
+    level_first_.upload(layout.level_first.data(), layout.level_first.size(), stream_->get());
+    stream_->synchronize();
+    report_.transfer_ms += copy.elapsed_ms();
+    hierarchy_bytes_ = bytes;
+    position_of_rank_ = std::move(layout.position_of_rank);
+    level_first_host_ = std::move(layout.level_first);
+    uploaded_ = &cch;
+    char note[240];
+    std::snprintf(note, sizeof note,
+                  "%sPHAST on the GPU: %zu levels, hierarchy laid out in %.0f ms and copied in "
+                  "%.0f ms",
+                  options_.road_index != nullptr ? "the kept graph's road index (shared); "
+                                                 : built_note_.c_str(),
+                  level_first_host_.size() - 1, layout_ms, copy.elapsed_ms());
+    report_.notes = note;
+  }
+
+  void prepare_targets(const SolveRequest& request) {
+    if (targets_host_.size() == static_cast<std::size_t>(request.target_count) &&
+        std::equal(targets_host_.begin(), targets_host_.end(), request.targets))
+      return;
+    targets_host_.assign(request.targets, request.targets + request.target_count);
+    require(targets_host_.size() * sizeof(VertexIndex), "the cost matrix's targets on the GPU");
+    targets_.allocate(std::max<std::size_t>(targets_host_.size(), 1));
+    if (!targets_host_.empty())
+      targets_.upload(targets_host_.data(), targets_host_.size(), stream_->get());
+  }
+
+  void prepare_reverse() {
+    if (reverse_bytes_ > 0) return;
+    const std::size_t bytes =
+        DeviceCsr::bytes(graph_.reverse, true) + predecessor_pass_bytes(graph_.vertex_count());
+    require(bytes, "the road index's predecessor pass");
+    Stopwatch copy;
+    reverse_.upload(graph_.reverse, true, stream_->get());
+    predecessor_pass_.reserve(graph_.vertex_count());
+    report_.transfer_ms += copy.elapsed_ms();
+    reverse_bytes_ = bytes;
+  }
+
+  // Distances of `count` sources in the table (positions x count).
+  void sweep(const VertexIndex* sources, int count) {
+    const Cch& cch = index();
+    const std::int64_t n = cch.vertex_count();
+    const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
+    if (table_.size() < cells) {
+      // The table and the rows it is turned into, for a whole sweep.
+      const std::size_t bytes = 2 * static_cast<std::size_t>(n) * kSourcesPerSweep * sizeof(double);
+      table_bytes_ = 0;
+      require(bytes, "the road index's PHAST table on the GPU");
+      table_.allocate(static_cast<std::size_t>(n) * kSourcesPerSweep);
+      rows_.allocate(static_cast<std::size_t>(n) * kSourcesPerSweep);
+      table_bytes_ = bytes;
+    }
+    // Upward searches on the host: a few hundred ranks each.
+    seed_slots_.clear();
+    seed_values_.clear();
+    for (int j = 0; j < count; ++j) {
+      cch.upward_search(sources[j], reached_, workspace_);
+      for (const auto& [rank, distance] : reached_) {
+        seed_slots_.push_back(
+            static_cast<std::int64_t>(position_of_rank_[static_cast<std::size_t>(rank)]) * count +
+            j);
+        seed_values_.push_back(distance);
+      }
+    }
+    Stopwatch copy;
+    const std::size_t seeds = seed_slots_.size();
+    if (seed_slot_device_.size() < seeds) {
+      seed_slot_device_.allocate(seeds);
+      seed_value_device_.allocate(seeds);
+      seed_slot_host_.allocate(seeds);
+      seed_value_host_.allocate(seeds);
+    }
+    std::memcpy(seed_slot_host_.data(), seed_slots_.data(), seeds * sizeof(std::int64_t));
+    std::memcpy(seed_value_host_.data(), seed_values_.data(), seeds * sizeof(double));
+    seed_slot_device_.upload(seed_slot_host_.data(), seeds, stream_->get());
+    seed_value_device_.upload(seed_value_host_.data(), seeds, stream_->get());
+    report_.transfer_ms += copy.elapsed_ms();
+
+    cudaStream_t stream = stream_->get();
+    fill_kernel<<<blocks_for(static_cast<std::int64_t>(cells), kSweepBlock), kSweepBlock, 0,
+                  stream>>>(table_.data(), static_cast<std::int64_t>(cells), kInfinity);
+    GPU_ROUTING_CUDA_CHECK_LAUNCH();
+    if (seeds > 0) {
+      seed_kernel<<<blocks_for(static_cast<std::int64_t>(seeds), kSweepBlock), kSweepBlock, 0,
+                    stream>>>(seed_slot_device_.data(), seed_value_device_.data(),
+                              static_cast<int>(seeds), table_.data());
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+    }
+    const int levels = static_cast<int>(level_first_host_.size()) - 1;
+    int level = 0;
+    while (level < levels) {
+      auto items = [&](int l) {
+        return static_cast<std::int64_t>(level_first_host_[static_cast<std::size_t>(l) + 1] -
+                                         level_first_host_[static_cast<std::size_t>(l)]) *
+               count;
+      };
+      if (items(level) <= kOneBlockItems) {
+        int end = level;
+        while (end < levels && items(end) <= kOneBlockItems) ++end;
+        sweep_levels_one_block_kernel<<<1, kOneBlockThreads, 0, stream>>>(
+            first_.data(), head_.data(), down_.data(), table_.data(), level_first_.data(), level,
+            end, count);
+        GPU_ROUTING_CUDA_CHECK_LAUNCH();
+        level = end;
+      } else {
+        sweep_level_kernel<<<blocks_for(items(level), kSweepBlock), kSweepBlock, 0, stream>>>(
+            first_.data(), head_.data(), down_.data(), table_.data(),
+            level_first_host_[static_cast<std::size_t>(level)],
+            level_first_host_[static_cast<std::size_t>(level) + 1], count);
+        GPU_ROUTING_CUDA_CHECK_LAUNCH();
+        ++level;
+      }
+    }
+  }
+
+  void deliver(const SolveRequest& request, int first, int count, bool compact, std::size_t n) {
+    cudaStream_t stream = stream_->get();
+    if (compact) {
+      const std::size_t cells =
+          static_cast<std::size_t>(count) * static_cast<std::size_t>(request.target_count);
+      rows_.reserve(cells);
+      gather_kernel<<<blocks_for(static_cast<std::int64_t>(cells), kSweepBlock), kSweepBlock, 0,
+                      stream>>>(table_.data(), position_of_vertex_.data(), targets_.data(),
+                                request.target_count, count, count, rows_.data());
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+      stream_->synchronize();  // the sweep counts as compute, the copy as transfer
+      Stopwatch copy;
+      rows_.download(request.distances + static_cast<std::size_t>(first) *
+                                             static_cast<std::size_t>(request.target_count),
+                     cells, stream);
+      stream_->synchronize();
+      report_.transfer_ms += copy.elapsed_ms();
+      return;
+    }
+    const std::size_t cells = static_cast<std::size_t>(count) * n;
+    rows_kernel<<<blocks_for(static_cast<std::int64_t>(cells), kSweepBlock), kSweepBlock, 0,
+                  stream>>>(table_.data(), position_of_vertex_.data(), static_cast<std::int64_t>(n),
+                            count, count, rows_.data());
+    GPU_ROUTING_CUDA_CHECK_LAUNCH();
+    stream_->synchronize();
+    Stopwatch copy;
+    double* host_rows = request.distances + static_cast<std::size_t>(first) * n;
+    rows_.download(host_rows, cells, stream);
+    stream_->synchronize();
+    report_.transfer_ms += copy.elapsed_ms();
+    if (request.predecessor_arcs == nullptr) return;
+    for (int j = 0; j < count; ++j) {
+      options_.cancel.throw_if_requested();
+      const std::size_t offset = static_cast<std::size_t>(first + j) * n;
+      const VertexIndex source = request.sources[first + j];
+      predecessor_pass_.enqueue(reverse_, rows_.data() + static_cast<std::size_t>(j) * n, source,
+                                request.predecessor_arcs + offset, stream);
+      stream_->synchronize();
+      predecessor_pass_.finish(graph_.reverse, request.distances + offset, source,
+                               request.predecessor_arcs + offset);
+    }
+  }
+
+  int device_ = 0;
+  std::unique_ptr<Stream> stream_;
+  Cch own_;
+  std::string built_note_;
+  CchWorkspace workspace_;
+  std::vector<std::pair<VertexIndex, double>> reached_;
+  const Cch* uploaded_ = nullptr;
+  std::vector<VertexIndex> position_of_rank_;
+  std::vector<VertexIndex> level_first_host_;
+  DeviceBuffer<ArcIndex> first_;
+  DeviceBuffer<VertexIndex> head_;
+  DeviceBuffer<double> down_;
+  DeviceBuffer<VertexIndex> position_of_vertex_;
+  DeviceBuffer<VertexIndex> level_first_;
+  std::size_t hierarchy_bytes_ = 0;
+  DeviceBuffer<double> table_;
+  DeviceBuffer<double> rows_;
+  std::size_t table_bytes_ = 0;
+  std::vector<std::int64_t> seed_slots_;
+  std::vector<double> seed_values_;
+  DeviceBuffer<std::int64_t> seed_slot_device_;
+  DeviceBuffer<double> seed_value_device_;
+  PinnedBuffer<std::int64_t> seed_slot_host_;
+  PinnedBuffer<double> seed_value_host_;
+  std::vector<VertexIndex> targets_host_;
+  DeviceBuffer<VertexIndex> targets_;
+  DeviceCsr reverse_;
+  DevicePredecessorPass predecessor_pass_;
+  std::size_t reverse_bytes_ = 0;
+};
+
+// The hierarchy on the device (about 12 bytes per hierarchy arc, 5-6 arcs per road vertex), a
+// sweep's table and rows, the host's own index when the graph has no shared one (cch_bytes of the
+// CPU engine covers it), and the predecessor pass.
+std::size_t gpu_cch_bytes(const Graph& graph, int) {
+  const auto n = static_cast<std::size_t>(graph.vertex_count());
+  return saturating_add(
+      saturating_add(saturating_multiply(n, 200 + 8 * 12),
+                     saturating_multiply(static_cast<std::size_t>(graph.arc_count()), 8 + 16)),
+      saturating_multiply(n, 2 * kSourcesPerSweep * sizeof(double)));
+}
+
+}  // namespace
+
+const std::vector<EngineInfo>& cch_engines() {
+  static const std::vector<EngineInfo> table = {
+      {"cch", Device::kGpu, true, true, false,
+       "the road index on the GPU: PHAST sweeps of the customizable contraction hierarchy, "
+       "32 sources a sweep, level by level (the hierarchy made on the host, kept with a kept "
+       "graph)",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<GpuCchEngine>(g, o);
+       },
+       gpu_cch_bytes},
+  };
+  return table;
+}
+
+}  // namespace gpu_routing::gpu

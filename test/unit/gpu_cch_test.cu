@@ -1,0 +1,228 @@
+// The road index's GPU engine (kernels/cch_phast.cu): PHAST sweeps on the device against the CPU's
+// cch engine (the same minimum over the same sums: equal bit for bit, fractional costs included)
+// and the reference Dijkstra (exact for whole-number costs), predecessors by the common rule,
+// compact cost-matrix rows, a shared index, its own paths and cancel. Skips where no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cch.hpp"
+#include "engine.hpp"
+#include "gpu.hpp"
+#include "predecessors.hpp"
+#include "sssp_dijkstra.hpp"
+#include "test_graphs.hpp"
+
+namespace gpu_routing {
+namespace {
+
+using testing::EdgeTable;
+using testing::RandomGraphSpec;
+
+#define SKIP_WITHOUT_GPU()                                             \
+  do {                                                                 \
+    if (!gpu::availability().usable)                                   \
+      GTEST_SKIP() << "no usable GPU: " << gpu::availability().reason; \
+  } while (0)
+
+const EngineInfo& gpu_cch() {
+  const EngineInfo* info = find_engine("cch", Device::kGpu);
+  EXPECT_NE(info, nullptr);
+  return *info;
+}
+
+struct Rows {
+  std::vector<double> distances;
+  std::vector<ArcIndex> predecessors;
+};
+
+Rows run(ShortestPathEngine& engine, const Graph& g, const std::vector<VertexIndex>& sources,
+         int batch, bool with_predecessors) {
+  const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+  Rows rows;
+  rows.distances.assign(sources.size() * n, -1.0);  // poisoned: every entry must be written
+  if (with_predecessors) rows.predecessors.assign(sources.size() * n, -7);
+  for (std::size_t first = 0; first < sources.size(); first += static_cast<std::size_t>(batch)) {
+    SolveRequest request;
+    request.sources = sources.data() + first;
+    request.source_count = static_cast<int>(std::min(sources.size() - first, std::size_t(batch)));
+    request.distances = rows.distances.data() + first * n;
+    if (with_predecessors) request.predecessor_arcs = rows.predecessors.data() + first * n;
+    engine.solve(request);
+  }
+  return rows;
+}
+
+std::vector<VertexIndex> spread_sources(VertexIndex n, int wanted) {
+  std::vector<VertexIndex> sources;
+  for (int i = 0; i < wanted && n > 0; ++i)
+    sources.push_back(static_cast<VertexIndex>((static_cast<long long>(i) * 7919) % n));
+  return sources;
+}
+
+TEST(GpuCch, EqualsTheCpuIndexAndTheReferenceOnRandomGraphs) {
+  SKIP_WITHOUT_GPU();
+  const EngineInfo* cpu = find_engine("cch", Device::kCpu);
+  ASSERT_NE(cpu, nullptr);
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 1 + static_cast<int>(seed * 37 % 400);
+    spec.edges = static_cast<int>(seed * 101 % 1800);
+    spec.integer_weights = seed % 2 == 0;
+    spec.zero_weights = seed % 5 == 0;
+    spec.max_weight = seed % 7 == 0 ? 3 : 100;  // few distinct weights: many ties
+    spec.components = 1 + static_cast<int>(seed % 3);
+    spec.parallel_edges = seed % 4 != 0;
+    spec.self_loops = seed % 3 != 0;
+    spec.with_reverse = seed % 6 != 0;
+    EdgeTable t = testing::random_edges(spec, seed);
+    const bool directed = seed % 2 == 1;
+    Graph g = build_graph(t.view(), directed);
+    if (g.vertex_count() == 0) continue;
+    ensure_reverse(g);
+    const std::string what = testing::describe(spec, seed) + (directed ? " directed" : "");
+    // 70 sources: three sweeps of up to 32, and a batch of 5 leaves uneven sweeps.
+    const auto sources = spread_sources(g.vertex_count(), 70);
+    auto on_gpu = gpu_cch().create(g, EngineOptions{});
+    auto on_cpu = cpu->create(g, EngineOptions{});
+    const int batch = seed % 3 == 0 ? 5 : 70;
+    Rows got = run(*on_gpu, g, sources, batch, true);
+    Rows want = run(*on_cpu, g, sources, batch, false);
+    const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      for (std::size_t v = 0; v < n; ++v)
+        ASSERT_EQ(got.distances[i * n + v], want.distances[i * n + v])
+            << what << " source " << sources[i] << " vertex " << v;
+      auto reference = reference_dijkstra(g.forward, sources[i]);
+      const double* row = got.distances.data() + i * n;
+      ASSERT_TRUE(g.integer_weights ? testing::same_distances(row, reference)
+                                    : testing::near_distances(row, reference, 1e-9))
+          << what;
+      // The rule applied to the engine's own distances (the reference's where they are exact).
+      std::vector<ArcIndex> rule(n);
+      compute_predecessors(g.reverse, row, sources[i], rule.data());
+      for (std::size_t v = 0; v < n; ++v)
+        ASSERT_EQ(got.predecessors[i * n + v], rule[v]) << what << " vertex " << v;
+    }
+  }
+}
+
+// A road-like graph: a grid with random travel times, one-way streets and a river with bridges.
+Graph road_grid(int side, unsigned seed) {
+  EdgeTable t;
+  std::mt19937 rng(seed);
+  auto id = [side](int x, int y) { return static_cast<std::int64_t>(y) * side + x + 1; };
+  for (int y = 0; y < side; ++y)
+    for (int x = 0; x < side; ++x) {
+      const double east = 1 + rng() % 60, north = 1 + rng() % 60;
+      if (x + 1 < side && !(x + 1 == side / 2 && y % 17 != 0))
+        t.add(id(x, y), id(x + 1, y), east, rng() % 9 == 0 ? -1.0 : east);
+      if (y + 1 < side) t.add(id(x, y), id(x, y + 1), north, rng() % 11 == 0 ? -1.0 : north);
+    }
+  Graph g = build_graph(t.view(), true);
+  ensure_reverse(g);
+  return g;
+}
+
+TEST(GpuCch, SharedIndexCompactRowsAndOwnPaths) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(120, 3);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  EngineOptions options;
+  options.road_index = &index;
+  auto engine = gpu_cch().create(g, options);
+  const VertexIndex n = g.vertex_count();
+  const auto sources = spread_sources(n, 40);
+  Rows full = run(*engine, g, sources, 40, false);
+  for (std::size_t i = 0; i < sources.size(); i += 13) {
+    auto reference = reference_dijkstra(g.forward, sources[i]);
+    ASSERT_TRUE(testing::same_distances(full.distances.data() + i * n, reference));
+  }
+  // Compact rows: the targets' columns of the full rows.
+  std::vector<VertexIndex> targets = spread_sources(n, 300);
+  targets.push_back(n - 1);
+  std::vector<double> compact(sources.size() * targets.size(), -1.0);
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = static_cast<int>(sources.size());
+  request.targets = targets.data();
+  request.target_count = static_cast<int>(targets.size());
+  request.compact_targets = true;
+  request.distances = compact.data();
+  ASSERT_TRUE(engine->supports_compact_targets());
+  engine->solve(request);
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    for (std::size_t j = 0; j < targets.size(); ++j)
+      ASSERT_EQ(
+          compact[i * targets.size() + j],
+          full.distances[i * static_cast<std::size_t>(n) + static_cast<std::size_t>(targets[j])]);
+  // The hierarchy's own paths: walks over real arcs costing the distance.
+  for (std::size_t i = 0; i < 8; ++i) {
+    const VertexIndex s = sources[i], t = targets[i * 7];
+    std::vector<ArcIndex> arcs;
+    double cost = -1;
+    ASSERT_TRUE(engine->own_path(s, t, arcs, &cost));
+    const double want =
+        full.distances[i * static_cast<std::size_t>(n) + static_cast<std::size_t>(t)];
+    ASSERT_EQ(cost, want);
+    VertexIndex at = s;
+    for (ArcIndex a : arcs) {
+      ASSERT_GE(a, g.forward.begin(at));
+      ASSERT_LT(a, g.forward.end(at));
+      at = g.forward.heads[static_cast<std::size_t>(a)];
+    }
+    if (want != kInfinity) ASSERT_EQ(at, t);
+  }
+  EXPECT_NE(engine->report().notes.find("shared"), std::string::npos) << engine->report().notes;
+}
+
+bool always_cancelled() {
+  return true;
+}
+
+TEST(GpuCch, CancelStopsASolve) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(60, 5);
+  EngineOptions options;
+  options.cancel = CancelToken(&always_cancelled);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  options.road_index = &index;
+  auto engine = gpu_cch().create(g, options);
+  std::vector<VertexIndex> sources = {0, 1, 2};
+  std::vector<double> rows(sources.size() * static_cast<std::size_t>(g.vertex_count()));
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = 3;
+  request.distances = rows.data();
+  EXPECT_THROW(engine->solve(request), Cancelled);
+}
+
+TEST(GpuCch, RefusesWhatTheBudgetCannotHold) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(80, 9);
+  EngineOptions options;
+  options.budget = MemoryBudget(64 * 1024);  // far below the hierarchy's copy
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  options.road_index = &index;
+  auto engine = gpu_cch().create(g, options);
+  std::vector<VertexIndex> sources = {0};
+  std::vector<double> rows(static_cast<std::size_t>(g.vertex_count()));
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = 1;
+  request.distances = rows.data();
+  try {
+    engine->solve(request);
+    FAIL() << "expected an out-of-memory error";
+  } catch (const RoutingError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpu_routing
