@@ -710,20 +710,7 @@ Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& 
         std::max(elimination_tree_height_, depth[static_cast<std::size_t>(r)]);
   }
 
-  bind_owned();  // find_arc reads the spans
-  const CsrGraph& forward = graph.forward;
-  input_arc_to_cch_arc_.assign(static_cast<std::size_t>(forward.arc_count()), kNoArc);
-  for (VertexIndex u = 0; u < n; ++u) {
-    const VertexIndex rank_u = rank_of_vertex_[static_cast<std::size_t>(u)];
-    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
-      const VertexIndex rank_v =
-          rank_of_vertex_[static_cast<std::size_t>(forward.heads[static_cast<std::size_t>(a)])];
-      if (rank_v == rank_u) continue;  // a self loop is on no shortest path
-      input_arc_to_cch_arc_[static_cast<std::size_t>(a)] =
-          find_arc(std::min(rank_u, rank_v), std::max(rank_u, rank_v));
-    }
-  }
-  fingerprint_ = topology_fingerprint(graph);
+  map_input_arcs(graph);
   workspace_.resize(n);
   bind_owned();
   build_ms_ = watch.elapsed_ms();
@@ -765,6 +752,24 @@ std::uint64_t Cch::topology_fingerprint(const Graph& graph) {
   for (ArcIndex offset : forward.row_offsets) mix(static_cast<std::uint64_t>(offset));
   for (VertexIndex head : forward.heads) mix(static_cast<std::uint64_t>(head));
   return hash;
+}
+
+void Cch::map_input_arcs(const Graph& graph) {
+  bind_owned();  // find_arc reads the spans
+  const CsrGraph& forward = graph.forward;
+  input_arc_to_cch_arc_.assign(static_cast<std::size_t>(forward.arc_count()), kNoArc);
+  for (VertexIndex u = 0; u < forward.vertex_count; ++u) {
+    const VertexIndex rank_u = rank_of_vertex_[static_cast<std::size_t>(u)];
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
+      const VertexIndex rank_v =
+          rank_of_vertex_[static_cast<std::size_t>(forward.heads[static_cast<std::size_t>(a)])];
+      if (rank_v == rank_u) continue;  // a self loop is on no shortest path
+      input_arc_to_cch_arc_[static_cast<std::size_t>(a)] =
+          find_arc(std::min(rank_u, rank_v), std::max(rank_u, rank_v));
+    }
+  }
+  fingerprint_ = topology_fingerprint(graph);
+  bind_owned();
 }
 
 ArcIndex Cch::find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const {
@@ -1416,7 +1421,93 @@ std::vector<std::pair<std::size_t, std::size_t>> image_layout(std::size_t n, std
           {input_arcs, sizeof(ArcIndex)}};
 }
 
+// The topology image: the same header, then vertex_at_rank, rank_of_vertex, parent, arc_first
+// and arc_head. The input arcs' places are left out: they depend on the order of each vertex's
+// arcs in the CSR, which an UPDATE changes (it moves the row) without changing the topology.
+constexpr std::uint64_t kCchTopologyMagic = 0x31706f74726f7267ULL;  // "grortop1"
+
+std::vector<std::pair<std::size_t, std::size_t>> topology_layout(std::size_t n, std::size_t m) {
+  return {{n, sizeof(VertexIndex)},
+          {n, sizeof(VertexIndex)},
+          {n, sizeof(VertexIndex)},
+          {n + 1, sizeof(ArcIndex)},
+          {m, sizeof(VertexIndex)}};
+}
+
 }  // namespace
+
+std::size_t Cch::topology_image_bytes() const {
+  std::size_t total = aligned(sizeof(CchImageHeader));
+  for (const auto& [count, size] : topology_layout(static_cast<std::size_t>(vertex_count()),
+                                                   static_cast<std::size_t>(arc_count())))
+    total += aligned(count * size);
+  return total;
+}
+
+void Cch::write_topology_image(void* out) const {
+  auto* base = static_cast<char*>(out);
+  CchImageHeader header{};
+  header.magic = kCchTopologyMagic;
+  header.version = kCchImageVersion;
+  header.height = elimination_tree_height_;
+  header.vertices = static_cast<std::uint64_t>(vertex_count());
+  header.arcs = static_cast<std::uint64_t>(arc_count());
+  header.input_arcs = input_arc_span_.count;
+  header.fingerprint = fingerprint_;
+  header.build_ms = build_ms_;
+  std::memcpy(base, &header, sizeof header);
+  std::size_t at = aligned(sizeof header);
+  const void* sources[] = {at_rank_.data, rank_.data, parent_span_.data, first_.data, head_.data};
+  const auto layout = topology_layout(header.vertices, header.arcs);
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    const std::size_t bytes = layout[k].first * layout[k].second;
+    if (bytes > 0) std::memcpy(base + at, sources[k], bytes);
+    at += aligned(bytes);
+  }
+}
+
+Cch Cch::from_topology_image(const void* image, std::size_t bytes, const Graph& graph) {
+  Stopwatch watch;
+  auto invalid = [](const char* what) {
+    return RoutingError(ErrorKind::kInvalidParameter,
+                        std::string("contraction hierarchy topology image: ") + what);
+  };
+  if (bytes < sizeof(CchImageHeader)) throw invalid("too small");
+  CchImageHeader header;
+  std::memcpy(&header, image, sizeof header);
+  if (header.magic != kCchTopologyMagic || header.version != kCchImageVersion)
+    throw invalid("not a topology image of this version");
+  const auto layout = topology_layout(header.vertices, header.arcs);
+  std::size_t needed = aligned(sizeof header);
+  for (const auto& [count, size] : layout) needed += aligned(count * size);
+  if (needed != bytes) throw invalid("its size does not match its header");
+  if (header.vertices != static_cast<std::uint64_t>(graph.vertex_count()))
+    throw invalid("made for another number of vertices than the graph's");
+  const char* base = static_cast<const char*>(image);
+  std::size_t at = aligned(sizeof header);
+  auto next = [&](auto& vector, std::size_t k) {
+    using T = typename std::decay_t<decltype(vector)>::value_type;
+    const T* data = reinterpret_cast<const T*>(base + at);
+    vector.assign(data, data + layout[k].first);
+    at += aligned(layout[k].first * layout[k].second);
+  };
+  Cch cch;
+  next(cch.vertex_at_rank_, 0);
+  next(cch.rank_of_vertex_, 1);
+  next(cch.parent_, 2);
+  next(cch.arc_first_, 3);
+  next(cch.arc_head_, 4);
+  cch.elimination_tree_height_ = header.height;
+  // Every arc of the graph must lie on a hierarchy arc (find_arc throws kInternal otherwise).
+  try {
+    cch.map_input_arcs(graph);
+  } catch (const RoutingError&) {
+    throw invalid("the graph has an arc the hierarchy lacks (another topology)");
+  }
+  cch.workspace_.resize(graph.vertex_count());
+  cch.build_ms_ = watch.elapsed_ms();
+  return cch;
+}
 
 std::size_t Cch::image_bytes() const {
   std::size_t total = aligned(sizeof(CchImageHeader));

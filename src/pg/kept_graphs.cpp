@@ -114,6 +114,10 @@ struct SharedOrder {
   int64 vertices;
   dsm_handle handle;
   Size bytes;
+  // The hierarchy's topology image (Cch::write_topology_image) after the order's vertex ids in
+  // the same segment; 0 bytes: none (the hierarchy is built again from the order).
+  Size topology_offset;
+  Size topology_bytes;
   double order_ms;
   TimestampTz made_at;
 };
@@ -1271,12 +1275,17 @@ void map_index(SessionGraph* entry, const SharedForm& form) {
 // Stores `order` (vertex indices by rank of `graph`) as the graph's kept order, as vertex ids.
 // Called without the lock; a failure only loses the order (the next index orders again).
 void keep_order(const Registration& reg, bool directed, const Graph& graph,
-                const std::vector<VertexIndex>& order, uint64 fingerprint, double order_ms) {
-  const Size bytes = std::max<Size>(1, order.size() * sizeof(int64));
+                const std::vector<VertexIndex>& order, uint64 fingerprint, double order_ms,
+                const Cch& hierarchy) {
+  const Size topology_offset = MAXALIGN(order.size() * sizeof(int64));
+  const Size topology_bytes = hierarchy.topology_image_bytes();
+  const Size bytes = std::max<Size>(1, topology_offset + topology_bytes);
   dsm_segment* segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
   if (segment == nullptr) return;
   auto* ids = static_cast<int64*>(dsm_segment_address(segment));
   for (std::size_t r = 0; r < order.size(); ++r) ids[r] = graph.vertices.id(order[r]);
+  hierarchy.write_topology_image(static_cast<char*>(dsm_segment_address(segment)) +
+                                 topology_offset);
   LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
   SharedOrder* slot = find_order(reg.id, directed);
   if (slot == nullptr)
@@ -1300,6 +1309,8 @@ void keep_order(const Registration& reg, bool directed, const Graph& graph,
   slot->vertices = static_cast<int64>(order.size());
   slot->handle = dsm_segment_handle(segment);
   slot->bytes = bytes;
+  slot->topology_offset = topology_offset;
+  slot->topology_bytes = topology_bytes;
   slot->order_ms = order_ms;
   slot->made_at = GetCurrentTimestamp();
   LWLockRelease(g_shared->lock);
@@ -1341,6 +1352,8 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
   const dsm_handle order_handle = order != nullptr ? order->handle : DSM_HANDLE_INVALID;
   const uint64 order_fingerprint = order != nullptr ? order->fingerprint : 0;
   const int64 order_vertices = order != nullptr ? order->vertices : -1;
+  const Size topology_offset = order != nullptr ? order->topology_offset : 0;
+  const Size topology_bytes = order != nullptr ? order->topology_bytes : 0;
   LWLockRelease(g_shared->lock);
 
   progress_set_phase(CallPhase::kBuilding);
@@ -1349,24 +1362,42 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
   std::vector<VertexIndex> new_order;
   uint64 fingerprint = 0;
   double order_ms = 0;
+  bool topology_copied = false;
   Failure failure;
   bool ok = guarded(&failure, [&] {
     fingerprint = topology_key(graph);
     std::vector<VertexIndex> ranked;
-    // The kept order, where it was made for this very topology.
+    // The kept order, where it was made for this very topology; with it the kept hierarchy, whose
+    // topology image names vertex indices, valid while the vertex ids map to the same indices
+    // (the same ids in the same CSR: the fingerprint covers it).
     if (order_handle != DSM_HANDLE_INVALID && order_fingerprint == fingerprint &&
         order_vertices == graph.vertex_count()) {
       // Attaching may fail if the order was replaced meanwhile: then order again.
       if (dsm_segment* segment = dsm_attach(order_handle); segment != nullptr) {
         const auto* ids = static_cast<const int64*>(dsm_segment_address(segment));
+        bool same_indices = true;
         ranked.reserve(static_cast<std::size_t>(order_vertices));
         for (int64 r = 0; r < order_vertices; ++r) {
           const VertexIndex v = graph.vertices.find(ids[r]);
           if (v == kNoVertex) break;
           ranked.push_back(v);
         }
-        dsm_detach(segment);
         if (ranked.size() != static_cast<std::size_t>(order_vertices)) ranked.clear();
+        if (!ranked.empty() && topology_bytes > 0) {
+          try {
+            auto copied = std::make_unique<Cch>(Cch::from_topology_image(
+                static_cast<const char*>(dsm_segment_address(segment)) + topology_offset,
+                topology_bytes, graph));
+            // The image's ranks must be the order's (vertex indices of this graph).
+            const auto at_rank = copied->vertex_at_rank();
+            for (std::size_t r = 0; r < ranked.size() && same_indices; ++r)
+              same_indices = at_rank[r] == ranked[r];
+            if (same_indices) built = std::move(copied);
+          } catch (const RoutingError&) {
+            // Another topology after all: the hierarchy is built from the order below.
+          }
+        }
+        dsm_detach(segment);
       }
     }
     if (ranked.empty()) {
@@ -1375,7 +1406,10 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
       order_ms = std::max(watch.elapsed_ms(), 0.001);
       new_order = ranked;
     }
-    built = std::make_unique<Cch>(graph, std::move(ranked), CancelToken(cancel_requested));
+    if (built == nullptr)
+      built = std::make_unique<Cch>(graph, std::move(ranked), CancelToken(cancel_requested));
+    else
+      topology_copied = true;
     built->customize(graph, CancelToken(cancel_requested), current_settings().threads);
   });
   if (!ok) raise_failure(&failure);  // the abort callback gives the claim back
@@ -1391,8 +1425,9 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
                             "\"%s\": %s; they are rebuilt when next used",
                             reg.name, evicted)));
   if (!new_order.empty()) {
-    ok = guarded(&failure,
-                 [&] { keep_order(reg, directed, graph, new_order, fingerprint, order_ms); });
+    ok = guarded(&failure, [&] {
+      keep_order(reg, directed, graph, new_order, fingerprint, order_ms, *built);
+    });
     if (!ok) raise_failure(&failure);
   }
   dsm_segment* segment = fits ? dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS) : nullptr;
@@ -1439,9 +1474,10 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
              order_ms, hierarchy_ms, customization_ms, bytes_text(bytes).c_str());
   else
     snprintf(use->index_how, sizeof use->index_how,
-             "road index made by this call with the kept order: hierarchy %.0f ms, "
+             "road index made by this call with the kept order: hierarchy %s %.0f ms, "
              "customization %.0f ms, %s",
-             hierarchy_ms, customization_ms, bytes_text(bytes).c_str());
+             topology_copied ? "copied from the kept one in" : "built in", hierarchy_ms,
+             customization_ms, bytes_text(bytes).c_str());
 }
 
 // --- Resolving a call's edges_sql ----------------------------------------------------------------

@@ -12,7 +12,8 @@
 #   road index: the session making a graph's road index is terminated mid-way (another session
 #               naming cch meanwhile gets a search engine's answer; the next call makes the index;
 #               auto calls share it); after a committed change statement_timeout stops the making
-#               of the next index, and the call after makes it with the kept order.
+#               of the next index, and the call after makes it with the kept order and hierarchy
+#               (customization only).
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
 #               rule), and afterwards the graph is rebuilt on first use and answers right.
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
@@ -220,8 +221,8 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 idx_truth=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM idx_edges WHERE id > 0', 0, 159999) WHERE edge = -1")
 after=$(cch_answer | tr '\n' '|')
 if echo "$out" | grep -q "statement timeout" && [ "$elapsed_ms" -lt 1500 ] &&
-   echo "$after" | grep -q "^$idx_truth|.*road index made by this call with the kept order"; then
-  pass "road index: statement_timeout stops its making after ${elapsed_ms} ms; after a committed change the next one reuses the order and answers the new costs"
+   echo "$after" | grep -q "^$idx_truth|.*road index made by this call with the kept order: hierarchy copied from the kept one in"; then
+  pass "road index: statement_timeout stops its making after ${elapsed_ms} ms; after a committed change the next one reuses the order and the hierarchy and answers the new costs"
 else
   fail "road index timeout" "after ${elapsed_ms} ms: $out; then: $after"
 fi

@@ -433,6 +433,76 @@ TEST(Cch, RecustomizationFollowsChangedWeights) {
   }
 }
 
+// A kept topology: the image of one graph's hierarchy, read back for the same topology with other
+// costs, customizes to exactly what a hierarchy built anew for those costs holds; another
+// topology is refused.
+TEST(Cch, TopologyImageCustomizesLikeANewHierarchy) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 200;
+    spec.edges = 700;
+    spec.components = 1 + static_cast<int>(seed % 2);
+    spec.integer_weights = seed % 2 == 0;
+    EdgeTable first = testing::random_edges(spec, seed);
+    EdgeTable second = first;
+    std::mt19937 rng(seed + 77);
+    for (auto& cost : second.costs)
+      if (cost >= 0) cost = static_cast<double>(rng() % 50);
+    const bool directed = seed % 3 != 0;
+    Graph g1 = build_graph(first.view(), directed);
+    Graph g2 = build_graph(second.view(), directed);
+    std::vector<VertexIndex> order = cch_order(g1);
+    Cch original(g1, order);
+    original.customize(g1);
+    std::vector<std::uint64_t> image((original.topology_image_bytes() + 7) / 8);
+    original.write_topology_image(image.data());
+    Cch copied = Cch::from_topology_image(image.data(), original.topology_image_bytes(), g2);
+    EXPECT_FALSE(copied.customized());
+    copied.customize(g2);
+    Cch fresh(g2, order);
+    fresh.customize(g2);
+    ASSERT_EQ(copied.arc_count(), fresh.arc_count());
+    ASSERT_EQ(copied.elimination_tree_height(), fresh.elimination_tree_height());
+    for (ArcIndex a = 0; a < fresh.arc_count(); ++a) {
+      ASSERT_EQ(copied.arc_head()[static_cast<std::size_t>(a)],
+                fresh.arc_head()[static_cast<std::size_t>(a)]);
+      ASSERT_EQ(copied.upward_weights()[static_cast<std::size_t>(a)],
+                fresh.upward_weights()[static_cast<std::size_t>(a)]);
+      ASSERT_EQ(copied.downward_weights()[static_cast<std::size_t>(a)],
+                fresh.downward_weights()[static_cast<std::size_t>(a)]);
+    }
+    expect_matches_dijkstra(g2, copied, seed, testing::describe(spec, seed) + " copied topology");
+    // A graph with fewer arcs still lies on the hierarchy (a supergraph's hierarchy answers for
+    // it); one with an arc between two parts of the graph, where the hierarchy has none, is
+    // refused, as is an image of the wrong size.
+    EdgeTable fewer = first;
+    for (std::size_t e = 0; e < fewer.costs.size(); ++e)
+      if (fewer.costs[e] >= 0 && fewer.sources[e] != fewer.targets[e]) {
+        fewer.costs[e] = -1;
+        fewer.reverse_costs[e] = -1;
+        break;
+      }
+    Graph g3 = build_graph(fewer.view(), directed);
+    Cch subset = Cch::from_topology_image(image.data(), original.topology_image_bytes(), g3);
+    subset.customize(g3);
+    expect_matches_dijkstra(g3, subset, seed, testing::describe(spec, seed) + " fewer arcs");
+    const Graph undirected = build_graph(first.view(), false);
+    const std::vector<double> from_first = reference_dijkstra(undirected.forward, 0);
+    for (VertexIndex v = 0; v < undirected.vertex_count(); ++v) {
+      if (from_first[static_cast<std::size_t>(v)] != kInfinity) continue;
+      EdgeTable bridged = first;
+      bridged.add(undirected.vertices.id(0), undirected.vertices.id(v), 1.0);
+      Graph g4 = build_graph(bridged.view(), directed);
+      EXPECT_THROW(Cch::from_topology_image(image.data(), original.topology_image_bytes(), g4),
+                   RoutingError);
+      break;
+    }
+    EXPECT_THROW(Cch::from_topology_image(image.data(), original.topology_image_bytes() - 8, g2),
+                 RoutingError);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST(Cch, SmallAndDegenerateGraphs) {
   // No vertex at all.
   Graph empty = build_graph(EdgeTable().view(), true);
