@@ -1911,11 +1911,16 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
   if (schema == nullptr) return (Datum)0;
   MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  // A database still on 0.2.0 has no road_index column (ALTER EXTENSION UPDATE adds it).
+  const bool has_road_index =
+      get_attnum(get_relname_relid("gpu_routing_graphs",
+                                   get_extension_schema(get_extension_oid("gpu_routing", false))),
+                 "road_index") != InvalidAttrNumber;
   char sql[512];
   snprintf(sql, sizeof sql,
            "SELECT name, owner, edges_sql, tables, refresh, id, generation, unusable, "
-           "tables::oid[] FROM %s.gpu_routing_graphs ORDER BY name",
-           schema);
+           "tables::oid[], %s FROM %s.gpu_routing_graphs ORDER BY name",
+           has_road_index ? "road_index" : "false", schema);
   SPI_execute(sql, true, 0);
   for (uint64 r = 0; r < SPI_processed; ++r) {
     HeapTuple row = SPI_tuptable->vals[r];
@@ -1928,6 +1933,7 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
     const int64 generation = DatumGetInt64(SPI_getbinval(row, desc, 7, &isnull));
     bool no_reason;
     Datum unusable = SPI_getbinval(row, desc, 8, &no_reason);
+    const bool index_asked = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull)) && !isnull;
     std::string forms, state = "not built", note;
     int64 vertices = -1, edges = -1, calls = 0, host = 0, device = 0;
     TimestampTz built_at = 0, last_used = 0;
@@ -1971,6 +1977,8 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
           forms += line;
         } else if (form.index_state == kIndexBuilding) {
           forms += " (road index being made)";
+        } else if (index_asked) {
+          forms += " (road index asked for: made by the next call on the graph)";
         }
         if (ready_count < 4) ready_handles[ready_count++] = form.handle;
         calls += form.calls;

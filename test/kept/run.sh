@@ -13,7 +13,8 @@
 #               naming cch meanwhile gets a search engine's answer; the next call makes the index;
 #               auto calls share it); after a committed change statement_timeout stops the making
 #               of the next index, and the call after makes it with the kept order and hierarchy
-#               (customization only).
+#               (customization only); a new form shows its index as asked for until a call
+#               makes it.
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
 #               rule), and afterwards the graph is rebuilt on first use and answers right.
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
@@ -225,6 +226,21 @@ if echo "$out" | grep -q "statement timeout" && [ "$elapsed_ms" -lt 1500 ] &&
   pass "road index: statement_timeout stops its making after ${elapsed_ms} ms; after a committed change the next one reuses the order and the hierarchy and answers the new costs"
 else
   fail "road index timeout" "after ${elapsed_ms} ms: $out; then: $after"
+fi
+
+# gpu_graph_index asked for the index; a new form (gpu_graph_refresh) has none yet: gpu_graphs()
+# says the next call makes it, and that call (auto) does, from the kept order and hierarchy.
+q -c "SELECT gpu_graph_index('idx')" >/dev/null
+q -c "SELECT gpu_graph_refresh('idx')" >/dev/null
+forms=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
+made=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+forms_after=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
+if [ "$forms" = "directed (road index asked for: made by the next call on the graph)" ] &&
+   echo "$made" | grep -q "^$idx_truth|cch: road index made by this call with the kept order: hierarchy copied from the kept one in" &&
+   echo "$forms_after" | grep -q "^directed with road index"; then
+  pass "road index: a new form shows its index as asked for; the next call makes it from the kept order and hierarchy"
+else
+  fail "road index asked" "forms: $forms; call: $made; then: $forms_after"
 fi
 
 # --- kill -9 mid-build: PostgreSQL restarts its sessions; the graph comes back ------------------
