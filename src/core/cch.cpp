@@ -1,6 +1,11 @@
 #include "cch.hpp"
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -1143,6 +1148,34 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
   customized_ = true;
   bind_owned();
   customization_ms_ = watch.elapsed_ms();
+}
+
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
+}  // namespace
+
+void* Cch::allocate_weights(std::size_t bytes) {
+#ifdef __linux__
+  if (bytes >= kHugeFrom) {
+    const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    void* memory = std::aligned_alloc(kHugePage, rounded);
+    if (memory == nullptr) throw std::bad_alloc();
+    madvise(memory, rounded, MADV_HUGEPAGE);  // advice: ignored where huge pages are off
+    return memory;
+  }
+#endif
+  return ::operator new(bytes);
+}
+
+void Cch::free_weights(void* memory, std::size_t bytes) noexcept {
+#ifdef __linux__
+  if (bytes >= kHugeFrom) {
+    std::free(memory);
+    return;
+  }
+#endif
+  ::operator delete(memory);
 }
 
 CchWorkspace& Cch::own_workspace() {
