@@ -110,7 +110,7 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
           chosen = Device::kCpu;
         }
       } else if (shape.road_index) {
-        chosen = gpus.usable && !shape.gpu_in_service && !shape.compact_targets &&
+        chosen = gpus.usable && !shape.compact_targets &&
                          shape.source_count >= kAutoIndexMaxSourcesBeforeGpu
                      ? Device::kGpu
                      : Device::kCpu;
@@ -128,7 +128,7 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
   }
 
   std::string name = algorithm;
-  if (is_auto && shape.road_index && (chosen == Device::kCpu || !shape.gpu_in_service)) {
+  if (is_auto && shape.road_index) {
     name = "cch";
     selection.reason += "auto: the kept graph's road index is current";
     if (chosen == Device::kGpu && device == DeviceSetting::kAuto)

@@ -21,8 +21,6 @@ struct ProblemShape {
   // Rows of chosen targets only (a cost matrix to a target list): the CPU's cch answers those by
   // buckets, far faster than whole sweeps.
   bool compact_targets = false;
-  // GPU engines run in the GPU service, which has no copy of the kept graph's road index.
-  bool gpu_in_service = false;
 };
 
 struct EngineSelection {
@@ -40,8 +38,8 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
 constexpr VertexIndex kAutoGpuMinVertices = 100000;
 // With a road index, auto answers from it on the CPU, by buckets for cost matrices (New York
 // 1000 x 1000: 7.9 ms on the H100 host's 16 cores, against 85 ms for the GPU's near_far), and
-// whole rows (one PHAST sweep per source) on the GPU's cch from this many sources on, where a GPU
-// is usable in this backend.
+// whole rows (one PHAST sweep per source) on the GPU's cch from this many sources on (in this
+// backend, or in the GPU service, which maps the same index).
 constexpr int kAutoIndexMaxSourcesBeforeGpu = 256;
 // Dense all-pairs (Floyd-Warshall) is chosen by auto when arcs >= density * V^2 and V is at most
 // the limit (V^2 doubles must fit comfortably).

@@ -163,7 +163,6 @@ void RoutingCall::prepare() {
   shape.many_source = options_.many_source;
   shape.road_index = options_.engine.road_index != nullptr;
   shape.compact_targets = kind_ == CallKind::kCostMatrix && !all_targets_ && targets_of_.empty();
-  shape.gpu_in_service = options_.remote != nullptr;
   shape_ = shape;
   EngineSelection selection = select_engine(
       options_.device, options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm,
@@ -208,15 +207,16 @@ void RoutingCall::prepare() {
   if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
   Stopwatch watch;
   // A kept graph's shared road index is mapped in this process: its CPU engine runs here. (The
-  // GPU's cch goes to the service like every GPU engine, which makes its own index there: a
-  // backend under the service never opens a CUDA context.)
+  // GPU's cch goes to the service like every GPU engine, which maps the same index: a backend
+  // under the service never opens a CUDA context.)
   const bool remote =
       options_.remote != nullptr && options_.remote->serves(*selection.engine) &&
       !(selection.engine->kept_with_graph && selection.engine->device == Device::kCpu &&
         options_.engine.road_index != nullptr);
   if (remote) {
     engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
-                                      options_.kept_image_segment);
+                                      options_.kept_image_segment, options_.kept_index_segment,
+                                      options_.kept_index_bytes);
     remote_engine_ = true;
   } else if (options_.engine_cache != nullptr &&
              (selection.engine->device == Device::kGpu || selection.engine->kept_with_graph)) {

@@ -45,6 +45,9 @@ struct CallOptions {
   // A kept graph's image in shared memory, named for the service (empty: the call's own graph,
   // which the service engine publishes itself).
   std::string kept_image_segment;
+  // Its road index's image in shared memory (with engine.road_index), for the service's cch.
+  std::string kept_index_segment;
+  std::size_t kept_index_bytes = 0;
   // kCostMatrix / kAllPairs: one row per source holding its costs to every column (the targets in
   // the order given, or every vertex by ascending id) instead of one row per pair.
   bool cost_arrays = false;

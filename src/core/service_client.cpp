@@ -125,11 +125,11 @@ bool ServiceClient::serves(const EngineInfo& info) const {
   return mode() == ServiceMode::kCpu || info.device == Device::kGpu;
 }
 
-std::unique_ptr<ShortestPathEngine> ServiceClient::create(const EngineInfo& info,
-                                                          const Graph& graph,
-                                                          const EngineOptions& options,
-                                                          const std::string& image_segment) {
-  return std::make_unique<ServiceEngine>(*this, info, graph, options, image_segment);
+std::unique_ptr<ShortestPathEngine> ServiceClient::create(
+    const EngineInfo& info, const Graph& graph, const EngineOptions& options,
+    const std::string& image_segment, const std::string& index_segment, std::size_t index_bytes) {
+  return std::make_unique<ServiceEngine>(*this, info, graph, options, image_segment, index_segment,
+                                         index_bytes);
 }
 
 SharedMapping& ServiceClient::io_segment(std::size_t bytes) {
@@ -185,11 +185,14 @@ void ServiceClient::release() {
 // --- ServiceEngine ----------------------------------------------------------------------------
 
 ServiceEngine::ServiceEngine(ServiceClient& client, const EngineInfo& info, const Graph& graph,
-                             const EngineOptions& options, std::string image_segment)
+                             const EngineOptions& options, std::string image_segment,
+                             std::string index_segment, std::size_t index_bytes)
     : ShortestPathEngine(graph, options),
       client_(client),
       info_(info),
-      image_segment_(std::move(image_segment)) {
+      image_segment_(std::move(image_segment)),
+      index_segment_(std::move(index_segment)),
+      index_bytes_(index_bytes) {
   const ControlHeader* header = client_.header();
   std::string device = header != nullptr && header->device_count > 0 &&
                                static_cast<ServiceMode>(header->mode) == ServiceMode::kGpu
@@ -283,6 +286,8 @@ void ServiceEngine::solve(const SolveRequest& request) {
   slot->owner_pid = static_cast<std::int32_t>(client_.owner_pid());
   copy_field(slot->graph_segment, sizeof slot->graph_segment, image_segment_);
   slot->graph_bytes = image_bytes_;
+  copy_field(slot->index_segment, sizeof slot->index_segment, index_segment_);
+  slot->index_bytes = index_bytes_;
   copy_field(slot->engine, sizeof slot->engine, info_.name);
   slot->threads = options_.threads;
   slot->block_size = options_.block_size;

@@ -22,10 +22,13 @@ class RemoteEngines {
   virtual ~RemoteEngines() = default;
   virtual bool serves(const EngineInfo& info) const = 0;
   // `image_segment`: the graph's image already in shared memory (a kept graph), or empty: the
-  // engine writes one itself.
+  // engine writes one itself. `index_segment` (`index_bytes`): the kept graph's road index image,
+  // which the remote cch answers from, or empty.
   virtual std::unique_ptr<ShortestPathEngine> create(const EngineInfo& info, const Graph& graph,
                                                      const EngineOptions& options,
-                                                     const std::string& image_segment) = 0;
+                                                     const std::string& image_segment,
+                                                     const std::string& index_segment = {},
+                                                     std::size_t index_bytes = 0) = 0;
 };
 
 namespace service {
@@ -56,7 +59,9 @@ class ServiceClient final : public RemoteEngines {
   bool serves(const EngineInfo& info) const override;
   std::unique_ptr<ShortestPathEngine> create(const EngineInfo& info, const Graph& graph,
                                              const EngineOptions& options,
-                                             const std::string& image_segment) override;
+                                             const std::string& image_segment,
+                                             const std::string& index_segment = {},
+                                             std::size_t index_bytes = 0) override;
 
   // At backend exit: makes a solve still in flight on another thread give up (it abandons its
   // request) and waits for it, then abandons a request still held and removes this backend's
@@ -105,7 +110,8 @@ struct ServiceRequestReport {
 class ServiceEngine final : public ShortestPathEngine {
  public:
   ServiceEngine(ServiceClient& client, const EngineInfo& info, const Graph& graph,
-                const EngineOptions& options, std::string image_segment);
+                const EngineOptions& options, std::string image_segment,
+                std::string index_segment = {}, std::size_t index_bytes = 0);
   ~ServiceEngine() override;
 
   const char* name() const override { return info_.name; }
@@ -124,6 +130,8 @@ class ServiceEngine final : public ShortestPathEngine {
   const EngineInfo& info_;
   std::string image_segment_;
   std::size_t image_bytes_ = 0;
+  std::string index_segment_;
+  std::size_t index_bytes_ = 0;
   bool owns_image_ = false;
   ServiceRequestReport service_report_;
 };

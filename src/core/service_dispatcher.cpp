@@ -133,6 +133,8 @@ void ServiceDispatcher::collect() {
     job.ticket = slot.ticket;
     job.submitted_ns = slot.submitted_ns;
     job.graph_segment = slot.graph_segment;
+    job.index_segment = slot.index_segment;
+    job.index_bytes = slot.index_bytes;
     job.engine = slot.engine;
     job.threads = slot.threads;
     job.block_size = slot.block_size;
@@ -156,7 +158,8 @@ bool ServiceDispatcher::same_group(const Job& a, const Job& b) const {
   constexpr std::uint32_t kFaults = kFlagFaultDevice | kFlagFaultMemory;
   return (a.flags & kFlagBatchable) && (b.flags & kFlagBatchable) && !(a.flags & kFaults) &&
          !(b.flags & kFaults) && a.graph_segment == b.graph_segment && a.engine == b.engine &&
-         a.threads == b.threads && a.block_size == b.block_size && a.streams == b.streams &&
+         a.index_segment == b.index_segment && a.threads == b.threads &&
+         a.block_size == b.block_size && a.streams == b.streams &&
          (a.flags & kFlagPredecessors) == (b.flags & kFlagPredecessors);
 }
 
@@ -308,8 +311,15 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
                                                                std::size_t sources) {
   std::shared_ptr<CachedGraph> graph = graph_for(job.graph_segment);
   const int block_size = effective_block_size(job.engine, job.block_size, job.flags, mode_);
-  const std::string key =
-      engine_key(job.graph_segment, graph->inode, job.engine, job.threads, block_size, job.streams);
+  // cch answers from the kept graph's road index when the request names one (a new index is a
+  // new segment, hence a new engine).
+  const bool with_index = job.engine == "cch" && !job.index_segment.empty();
+  const std::string key = engine_key(job.graph_segment, graph->inode, job.engine, job.threads,
+                                     block_size, job.streams) +
+                          (with_index ? "/" + job.index_segment + "/" +
+                                            std::to_string(segment_inode(job.index_segment)) + "/" +
+                                            std::to_string(job.index_bytes)
+                                      : std::string());
   const EngineInfo* info = find_service_engine(job.engine, mode_);
   if (info == nullptr)
     throw RoutingError(ErrorKind::kInvalidParameter,
@@ -350,6 +360,16 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
     entry->key = key;
     entry->graph = graph;
     entry->info = info;
+    if (with_index) {
+      entry->index_mapping = SharedMapping::open(job.index_segment, false);
+      if (job.index_bytes > entry->index_mapping.size())
+        throw RoutingError(ErrorKind::kInternal,
+                           "the GPU service found the road index's shared memory " +
+                               job.index_segment + " smaller than the request says");
+      entry->index = std::make_unique<Cch>(
+          Cch::view_image(entry->index_mapping.data(), job.index_bytes, graph->graph));
+      options.road_index = entry->index.get();
+    }
     entry->engine = info->create(graph->graph, options);
     entry->device_bytes = needed;
     engines_.push_back(std::move(entry));

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cch.hpp"
 #include "engine.hpp"
 #include "graph.hpp"
 #include "service_protocol.hpp"
@@ -42,6 +43,8 @@ class ServiceDispatcher {
     std::uint64_t ticket = 0;
     std::int64_t submitted_ns = 0;
     std::string graph_segment;
+    std::string index_segment;  // the kept graph's road index, for cch
+    std::uint64_t index_bytes = 0;
     std::string engine;
     int threads = 0, block_size = 0, streams = 0;
     std::uint32_t flags = 0;
@@ -61,6 +64,10 @@ class ServiceDispatcher {
     std::string key;
     std::shared_ptr<CachedGraph> graph;
     const EngineInfo* info = nullptr;
+    // The kept graph's road index the engine answers from (a view of the backend's segment),
+    // declared before the engine so that it outlives it.
+    SharedMapping index_mapping;
+    std::unique_ptr<Cch> index;
     std::unique_ptr<ShortestPathEngine> engine;
     std::size_t device_bytes = 0;
     std::int64_t last_used = 0;

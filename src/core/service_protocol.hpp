@@ -35,7 +35,7 @@
 namespace gpu_routing::service {
 
 constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
-constexpr std::uint32_t kLayoutVersion = 1;
+constexpr std::uint32_t kLayoutVersion = 2;   // 2: the road index's segment in a request
 constexpr int kSlotCount = 256;
 constexpr int kMaxDevices = 8;
 constexpr int kMaxListedGraphs = 64;
@@ -98,6 +98,10 @@ struct RequestSlot {
   // The graph: a position-independent image (write_graph_image) in shared memory.
   char graph_segment[kNameBytes];
   std::uint64_t graph_bytes;
+  // The kept graph's road index (Cch::write_image) in shared memory, for the cch engine; empty
+  // when none.
+  char index_segment[kNameBytes];
+  std::uint64_t index_bytes;
   // The engine and its settings, as the backend selected them.
   char engine[32];
   std::int32_t threads, block_size, streams;

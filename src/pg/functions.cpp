@@ -485,6 +485,10 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
       options.kept_image_segment = kept_image_segment_name(kept.image_handle);
     options.engine_cache = kept.engines;
     options.engine.road_index = kept.road_index;
+    if (kept.road_index != nullptr && kept.index_bytes > 0) {
+      options.kept_index_segment = kept_image_segment_name(kept.index_handle);
+      options.kept_index_bytes = kept.index_bytes;
+    }
     // cch named on a kept graph whose index is not ready (another session is making it, or it
     // did not fit): a search engine answers rather than this session making an index of its own.
     if (road_index_asked && kept.graph != nullptr && kept.road_index == nullptr) {

@@ -1332,6 +1332,8 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
   }
   if (form.index_state == kIndexReady) {
     map_index(entry, form);
+    use->index_handle = static_cast<unsigned>(form.index_handle);
+    use->index_bytes = form.index_bytes;
     LWLockRelease(g_shared->lock);
     use->road_index = entry->index;
     return;
@@ -1467,6 +1469,8 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
   }
   if (!adopt_index(entry, segment, &failure)) raise_failure(&failure);
   use->road_index = entry->index;
+  use->index_handle = static_cast<unsigned>(entry->index_handle);
+  use->index_bytes = bytes;
   if (order_ms > 0)
     snprintf(use->index_how, sizeof use->index_how,
              "road index made by this call: order %.0f ms, hierarchy %.0f ms, customization "

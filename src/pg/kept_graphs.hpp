@@ -42,6 +42,9 @@ struct KeptGraphUse {
   // next call), or null; and what happened to it, for gpu_routing_last_run().notes.
   const Cch* road_index = nullptr;
   char index_how[200] = {0};
+  // The road index's DSM segment and image size, which the GPU service maps by name.
+  unsigned index_handle = 0;
+  std::size_t index_bytes = 0;
 };
 
 // Resolves a call's edges_sql: 'graph:NAME' names a kept graph (an error when it does not exist,

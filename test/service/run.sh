@@ -20,6 +20,9 @@
 #              service process that answers.
 #   cancel:    statement_timeout = 500ms stops a long call in the service within 1.5 s (kept graph
 #              and edges_sql); the session's next call is answered.
+#   road index: gpu_graph_index on the kept graph; in GPU mode the GPU's cch runs in the service on
+#              the index it maps from shared memory, in CPU mode the CPU's cch in the backend;
+#              both give Dijkstra's rows.
 #   gpu memory (GPU mode with nvidia-smi only): device memory with 1 and with 64 sessions that made a
 #              GPU call and stay connected: the 64 sessions add less than 64 MiB to what one does
 #              (they hold no CUDA context: about 500 MiB each without the service), and the
@@ -380,6 +383,20 @@ drained_ms=$(wait_drained) && pass "cancel: the service dropped the cancelled re
 [ "$(postmaster_start)" = "$postmaster" ] && pass "the server never restarted ($(service_row))" || fail "the server restarted"
 
 # --- GPU memory -----------------------------------------------------------------------------------------
+# --- road index: the kept graph's index answers; GPU mode: the GPU's cch in the service, from the
+# index it maps; CPU mode: the CPU's cch in the backend (it has the index mapped already) ------------
+index_line=$(q -c "SELECT gpu_graph_index('svc_rome')")
+want_rows=$(q -c "SET gpu_routing.device = cpu; SET gpu_routing.sssp_algorithm = dijkstra; SELECT md5(string_agg(node || ':' || distance, ',' ORDER BY source, node)) FROM gpu_sssp('graph:svc_rome', ARRAY[1, 500, 3000])")
+if [ "$mode" = gpu ]; then idx_device=gpu; else idx_device=auto; fi
+got=$(q -c "SET gpu_routing.device = $idx_device; SET gpu_routing.sssp_algorithm = cch; SELECT md5(string_agg(node || ':' || distance, ',' ORDER BY source, node)) FROM gpu_sssp('graph:svc_rome', ARRAY[1, 500, 3000]); SELECT algorithm || ' on ' || device || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+if [ "$mode" = gpu ]; then expect="cch on .*through the GPU service: the kept graph's road index (shared); PHAST on the GPU"; else expect="cch on CPU, [0-9]* threads: the kept graph's road index (shared)"; fi
+q -c "SELECT gpu_graph_index('svc_rome', false)" >/dev/null
+if [ "${got%%|*}" = "$want_rows" ] && echo "$got" | grep -q "|$expect"; then
+  pass "road index ($mode mode): Dijkstra's rows from the kept graph's index (${got#*|})"
+else
+  fail "road index ($mode mode)" "index: $index_line; want rows $want_rows, got: $got (expected notes: $expect)"
+fi
+
 gpu_memory() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | awk '{ s += $1 } END { print s + 0 }'; }
 sleepers_ready() {  # until $1 sessions of application_name 'sleeper' sleep after their call
   for _ in $(seq 1 600); do

@@ -390,11 +390,7 @@ TEST(EngineSelect, AutoWithTheRoadIndex) {
   shape.source_count = kAutoIndexMaxSourcesBeforeGpu - 1;
   EXPECT_EQ(select_engine(DeviceSetting::kAuto, "auto", shape, gpu).engine->device, Device::kCpu);
   shape.source_count = 1000;
-  shape.gpu_in_service = true;  // the service has no copy of the index
-  EXPECT_EQ(select_engine(DeviceSetting::kAuto, "auto", shape, gpu).engine->device, Device::kCpu);
-  // device = gpu: the GPU's cch in this backend, a search engine in the service.
-  EXPECT_STRNE(select_engine(DeviceSetting::kGpu, "auto", shape, gpu).engine->name, "cch");
-  shape.gpu_in_service = false;
+  // device = gpu: the GPU's cch.
   s = select_engine(DeviceSetting::kGpu, "auto", shape, gpu);
   EXPECT_STREQ(s.engine->name, "cch");
   EXPECT_EQ(s.engine->device, Device::kGpu);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "cch.hpp"
 #include "engine.hpp"
 #include "graph.hpp"
 #include "predecessors.hpp"
@@ -472,6 +473,44 @@ TEST_F(ServiceTest, AnImageReplacedUnderItsNameIsAnsweredFromTheNewWeights) {
   ASSERT_EQ(got.arcs, want.arcs);
   // The service's cached copy of the old image is no longer used (and goes at its next sweep).
   EXPECT_EQ(header_->failed_requests.load(), 0u);
+}
+
+// The cch engine answers from the kept graph's road index, which the service maps by the name the
+// request gives (as a kept graph's index DSM segment), not from an index of its own.
+TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
+  start_dispatcher();
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 500;
+  spec.edges = 2000;
+  spec.components = 2;
+  EdgeTable table = testing::random_edges(spec, 11);
+  Graph graph = build_graph(table.view(), true);
+  ensure_reverse(graph);
+  const SharedMapping image = publish_image(graph, 1);
+  Cch index(graph, cch_order(graph));
+  index.customize(graph);
+  const std::string index_name = service::graph_segment_name(postmaster_pid_, getpid(), 2);
+  SharedMapping index_image = SharedMapping::create(index_name, index.image_bytes());
+  index.write_image(index_image.data());
+  const EngineInfo* cch = find_engine("cch", Device::kCpu);
+  ASSERT_NE(cch, nullptr);
+  auto engine =
+      client->create(*cch, graph, single_thread(), image.name(), index_name, index.image_bytes());
+  Query query;
+  query.sources = {0, 7, graph.vertex_count() - 1};
+  query.predecessors = true;
+  const Rows got = solve_with(*engine, query);
+  const Rows want = solve_locally(graph, query.sources, true);
+  ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+  ASSERT_EQ(got.arcs, want.arcs);
+  EXPECT_NE(engine->report().notes.find("road index (shared)"), std::string::npos)
+      << engine->report().notes;
+  // A size the segment cannot hold fails the request, it does not read past the mapping.
+  auto wrong = client->create(*cch, graph, single_thread(), image.name(), index_name,
+                              index.image_bytes() + (1 << 20));
+  EXPECT_THROW(solve_with(*wrong, query), RoutingError);
+  EXPECT_EQ(exit_code_.load(), -1);  // the service goes on
 }
 
 // --- 5. Cancel --------------------------------------------------------------------------------
