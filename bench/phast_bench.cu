@@ -18,6 +18,7 @@
 #include "engine.hpp"
 #include "gpu.hpp"
 #include "graph_generators.hpp"
+#include "gpu_engines.hpp"
 
 using namespace gpu_routing;
 
@@ -77,7 +78,15 @@ void run(const std::string& name, const Graph& graph, int reps) {
     }
     cpu_tree_ms = median(times);
   }
-  for (const int k : {1, 8, 32, 256}) {
+  struct Config {
+    int k, passes;
+  };
+  // The default (two passes of one block a level before a level gets the whole GPU), then a lone
+  // tree with other limits.
+  for (const Config config : {Config{1, 2}, Config{8, 2}, Config{32, 2}, Config{256, 2},
+                              Config{1, 1}, Config{1, 4}, Config{1, 16}}) {
+    const int k = config.k;
+    gpu::set_phast_one_block_passes(config.passes);
     std::vector<double> wall, compute, transfer;
     for (int r = 0; r < reps; ++r) {
       std::vector<VertexIndex> sources;
@@ -93,9 +102,13 @@ void run(const std::string& name, const Graph& graph, int reps) {
           ++mismatches;
       }
     }
-    std::printf("| %s | %d | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k, median(compute),
-                median(transfer), median(wall), cpu_tree_ms, mismatches);
+    std::printf("| %s | %d%s | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k,
+                config.passes == 2
+                    ? ""
+                    : (" (one-block passes " + std::to_string(config.passes) + ")").c_str(),
+                median(compute), median(transfer), median(wall), cpu_tree_ms, mismatches);
   }
+  gpu::set_phast_one_block_passes(2);
   // near_far, one source on the whole GPU, on the same graph.
   auto near_far = find_engine("near_far", Device::kGpu)->create(graph, EngineOptions{});
   solve(*near_far, {0}, rows, n);

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <math_constants.h>
+
 #include "../src/core/cch.hpp"
 #include "../src/core/predecessors.hpp"
 #include "cuda_common.cuh"
@@ -34,38 +36,63 @@ namespace {
 
 constexpr int kSweepBlock = 256;
 constexpr int kOneBlockThreads = 1024;
-// A level whose items (ranks x sources) fit one pass of one block runs inside the one-block loop:
-// a launch costs a few microseconds, a block barrier a fraction of one. Larger levels get the
-// whole GPU (New York's landmark order: 378 levels of at most 2,654 ranks; with four passes a
-// level in one block, a lone tree took 4.1 ms on an H100).
-constexpr std::int64_t kOneBlockItems = kOneBlockThreads;
+// A level whose threads (ranks x sources x lanes) fit this many passes of one block runs inside
+// the one-block loop: a launch costs a few microseconds, a block barrier a fraction of one.
+// Larger levels get the whole GPU. New York's landmark order has 378 levels of at most 2,654
+// ranks (set_phast_one_block_passes lets phast_bench compare).
+int g_one_block_passes = 2;
 // Sources per sweep: enough for the sweep to be bandwidth-bound rather than latency-bound, few
 // enough that the distance table (vertices x sources x 8 bytes) stays small (New York, 32: 68 MB).
 constexpr int kSourcesPerSweep = 32;
-
-__device__ __forceinline__ double pull_position(const ArcIndex* __restrict__ first,
-                                                const VertexIndex* __restrict__ head,
-                                                const double* __restrict__ down,
-                                                const double* table, std::int64_t position, int k,
-                                                int j) {
-  double best = table[position * k + j];
-  for (ArcIndex a = first[position]; a < first[position + 1]; ++a) {
-    const double candidate = table[static_cast<std::int64_t>(head[a]) * k + j] + down[a];
-    if (candidate < best) best = candidate;
-  }
-  return best;
+// Lanes per (rank, source) when a sweep has few sources: a rank's upward arcs are read in
+// parallel and their minimum taken by shuffles, instead of one thread walking them one dependent
+// load after another (a lone New York tree took 3.8 ms that way: ~10 us a level).
+constexpr int kFewSourcesLanes = 8;
+int lanes_for(int k) {
+  return k < 8 ? kFewSourcesLanes : 1;
 }
 
-// One level: positions [begin, end), k sources each.
+// Thread t of a level (positions from `begin`, `items` = positions x k, `lanes` per item): every
+// lane of a warp calls it together (the shuffles need the whole warp), lanes past the level idle.
+__device__ __forceinline__ void pull_item(const ArcIndex* __restrict__ first,
+                                          const VertexIndex* __restrict__ head,
+                                          const double* __restrict__ down, double* table,
+                                          std::int64_t begin, std::int64_t items, int k, int lanes,
+                                          std::int64_t t) {
+  const std::int64_t item = t / lanes;
+  const int lane = static_cast<int>(t % lanes);
+  const bool valid = item < items;
+  std::int64_t position = 0;
+  int j = 0;
+  double best = CUDART_INF;
+  if (valid) {
+    position = begin + item / k;
+    j = static_cast<int>(item % k);
+    if (lane == 0) best = table[position * k + j];
+    const ArcIndex end = first[position + 1];
+    for (ArcIndex a = first[position] + lane; a < end; a += lanes) {
+      const double candidate = table[static_cast<std::int64_t>(head[a]) * k + j] + down[a];
+      if (candidate < best) best = candidate;
+    }
+  }
+  for (int offset = lanes / 2; offset > 0; offset /= 2) {
+    const double other = __shfl_xor_sync(0xffffffffu, best, offset, lanes);
+    if (other < best) best = other;
+  }
+  if (valid && lane == 0) table[position * k + j] = best;
+}
+
+std::int64_t round_to_warps(std::int64_t threads) {
+  return (threads + 31) / 32 * 32;
+}
+
+// One level: positions [begin, end), k sources each, `lanes` threads each.
 __global__ void sweep_level_kernel(const ArcIndex* __restrict__ first,
                                    const VertexIndex* __restrict__ head,
                                    const double* __restrict__ down, double* table,
-                                   std::int64_t begin, std::int64_t end, int k) {
-  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item >= (end - begin) * k) return;
-  const std::int64_t position = begin + item / k;
-  const int j = static_cast<int>(item % k);
-  table[position * k + j] = pull_position(first, head, down, table, position, k, j);
+                                   std::int64_t begin, std::int64_t end, int k, int lanes) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  pull_item(first, head, down, table, begin, (end - begin) * k, k, lanes, t);
 }
 
 // Levels [level_begin, level_end) in one block, a barrier after each.
@@ -73,15 +100,13 @@ __global__ void sweep_levels_one_block_kernel(const ArcIndex* __restrict__ first
                                               const VertexIndex* __restrict__ head,
                                               const double* __restrict__ down, double* table,
                                               const VertexIndex* __restrict__ level_first,
-                                              int level_begin, int level_end, int k) {
+                                              int level_begin, int level_end, int k, int lanes) {
   for (int level = level_begin; level < level_end; ++level) {
     const std::int64_t begin = level_first[level];
     const std::int64_t items = (level_first[level + 1] - begin) * k;
-    for (std::int64_t item = threadIdx.x; item < items; item += blockDim.x) {
-      const std::int64_t position = begin + item / k;
-      const int j = static_cast<int>(item % k);
-      table[position * k + j] = pull_position(first, head, down, table, position, k, j);
-    }
+    const std::int64_t threads = (items * lanes + 31) / 32 * 32;
+    for (std::int64_t t = threadIdx.x; t < threads; t += blockDim.x)
+      pull_item(first, head, down, table, begin, items, k, lanes, t);
     __syncthreads();
   }
 }
@@ -381,26 +406,30 @@ class GpuCchEngine final : public ShortestPathEngine {
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
     }
     const int levels = static_cast<int>(level_first_host_.size()) - 1;
+    const int lanes = lanes_for(count);
+    const std::int64_t one_block_threads =
+        static_cast<std::int64_t>(kOneBlockThreads) * std::max(1, g_one_block_passes);
+    auto threads_of = [&](int l) {
+      return static_cast<std::int64_t>(level_first_host_[static_cast<std::size_t>(l) + 1] -
+                                       level_first_host_[static_cast<std::size_t>(l)]) *
+             count * lanes;
+    };
     int level = 0;
     while (level < levels) {
-      auto items = [&](int l) {
-        return static_cast<std::int64_t>(level_first_host_[static_cast<std::size_t>(l) + 1] -
-                                         level_first_host_[static_cast<std::size_t>(l)]) *
-               count;
-      };
-      if (items(level) <= kOneBlockItems) {
+      if (threads_of(level) <= one_block_threads) {
         int end = level;
-        while (end < levels && items(end) <= kOneBlockItems) ++end;
+        while (end < levels && threads_of(end) <= one_block_threads) ++end;
         sweep_levels_one_block_kernel<<<1, kOneBlockThreads, 0, stream>>>(
             first_.data(), head_.data(), down_.data(), table_.data(), level_first_.data(), level,
-            end, count);
+            end, count, lanes);
         GPU_ROUTING_CUDA_CHECK_LAUNCH();
         level = end;
       } else {
-        sweep_level_kernel<<<blocks_for(items(level), kSweepBlock), kSweepBlock, 0, stream>>>(
+        sweep_level_kernel<<<blocks_for(round_to_warps(threads_of(level)), kSweepBlock),
+                             kSweepBlock, 0, stream>>>(
             first_.data(), head_.data(), down_.data(), table_.data(),
             level_first_host_[static_cast<std::size_t>(level)],
-            level_first_host_[static_cast<std::size_t>(level) + 1], count);
+            level_first_host_[static_cast<std::size_t>(level) + 1], count, lanes);
         GPU_ROUTING_CUDA_CHECK_LAUNCH();
         ++level;
       }
@@ -493,6 +522,10 @@ std::size_t gpu_cch_bytes(const Graph& graph, int) {
 }
 
 }  // namespace
+
+void set_phast_one_block_passes(int passes) {
+  g_one_block_passes = std::max(1, passes);
+}
 
 const std::vector<EngineInfo>& cch_engines() {
   static const std::vector<EngineInfo> table = {

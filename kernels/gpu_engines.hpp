@@ -18,5 +18,8 @@ const std::vector<EngineInfo>& near_far_engines();
 const std::vector<EngineInfo>& apsp_engines();
 // The road index's PHAST sweeps on the GPU (engine cch). kernels/cch_phast.cu.
 const std::vector<EngineInfo>& cch_engines();
+// For phast_bench: how many passes of one block a level may take inside the one-block loop before
+// it gets a launch over the whole GPU (default 2).
+void set_phast_one_block_passes(int passes);
 
 }  // namespace gpu_routing::gpu
