@@ -79,14 +79,17 @@ void run(const std::string& name, const Graph& graph, int reps) {
     cpu_tree_ms = median(times);
   }
   struct Config {
-    int k, passes;
+    int k, passes, lanes;
   };
-  // The default (two passes of one block a level before a level gets the whole GPU), then a lone
-  // tree with other limits.
-  for (const Config config : {Config{1, 2}, Config{8, 2}, Config{32, 2}, Config{256, 2},
-                              Config{1, 1}, Config{1, 4}, Config{1, 16}}) {
+  // The defaults (two passes of one block a level before a level gets the whole GPU, 8 lanes a
+  // rank and source), then other limits and lanes.
+  for (const Config config :
+       {Config{1, 2, 0}, Config{8, 2, 0}, Config{32, 2, 0}, Config{256, 2, 0}, Config{1, 1, 0},
+        Config{1, 4, 0}, Config{1, 2, 1}, Config{1, 2, 4}, Config{1, 2, 16}, Config{32, 2, 1},
+        Config{32, 2, 4}, Config{32, 2, 16}}) {
     const int k = config.k;
     gpu::set_phast_one_block_passes(config.passes);
+    gpu::set_phast_lanes(config.lanes);
     std::vector<double> wall, compute, transfer;
     for (int r = 0; r < reps; ++r) {
       std::vector<VertexIndex> sources;
@@ -102,13 +105,15 @@ void run(const std::string& name, const Graph& graph, int reps) {
           ++mismatches;
       }
     }
+    std::string variant;
+    if (config.passes != 2) variant += " (one-block passes " + std::to_string(config.passes) + ")";
+    if (config.lanes != 0) variant += " (" + std::to_string(config.lanes) + " lanes)";
     std::printf("| %s | %d%s | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k,
-                config.passes == 2
-                    ? ""
-                    : (" (one-block passes " + std::to_string(config.passes) + ")").c_str(),
-                median(compute), median(transfer), median(wall), cpu_tree_ms, mismatches);
+                variant.c_str(), median(compute), median(transfer), median(wall), cpu_tree_ms,
+                mismatches);
   }
   gpu::set_phast_one_block_passes(2);
+  gpu::set_phast_lanes(0);
   // near_far, one source on the whole GPU, on the same graph.
   auto near_far = find_engine("near_far", Device::kGpu)->create(graph, EngineOptions{});
   solve(*near_far, {0}, rows, n);

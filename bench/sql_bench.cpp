@@ -453,6 +453,7 @@ void index_suite(const std::string& data_dir, int reps, const std::string& only)
       ny32, "", false);
 
   // Where a GPU is usable, the same calls with the GPU's cch (PHAST sweeps on the device).
+  reconnect();  // gpu_routing_info() lists the GPUs only where the device setting allows them
   const bool gpu = scalar("SELECT count(*) FROM gpu_routing_info() WHERE name = 'gpu 0'") == "1";
   const int slow_reps = std::max(1, reps), fast_reps = std::max(reps, 20);
   std::printf(

@@ -44,12 +44,13 @@ int g_one_block_passes = 2;
 // Sources per sweep: enough for the sweep to be bandwidth-bound rather than latency-bound, few
 // enough that the distance table (vertices x sources x 8 bytes) stays small (New York, 32: 68 MB).
 constexpr int kSourcesPerSweep = 32;
-// Lanes per (rank, source) when a sweep has few sources: a rank's upward arcs are read in
-// parallel and their minimum taken by shuffles, instead of one thread walking them one dependent
-// load after another (a lone New York tree took 3.8 ms that way: ~10 us a level).
+// Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
+// shuffles, instead of one thread walking them one dependent load after another (a lone New York
+// tree took 3.8 ms that way on an H100, ~10 us a level; 1.9 ms with 8 lanes).
 constexpr int kFewSourcesLanes = 8;
-int lanes_for(int k) {
-  return k < 8 ? kFewSourcesLanes : 1;
+int g_lanes = 0;  // 0: kFewSourcesLanes whatever the sources (set_phast_lanes)
+int lanes_for(int) {
+  return g_lanes > 0 ? g_lanes : kFewSourcesLanes;
 }
 
 // Thread t of a level (positions from `begin`, `items` = positions x k, `lanes` per item): every
@@ -525,6 +526,9 @@ std::size_t gpu_cch_bytes(const Graph& graph, int) {
 
 void set_phast_one_block_passes(int passes) {
   g_one_block_passes = std::max(1, passes);
+}
+void set_phast_lanes(int lanes) {
+  g_lanes = lanes > 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0 ? lanes : 0;
 }
 
 const std::vector<EngineInfo>& cch_engines() {
