@@ -81,12 +81,12 @@ void run(const std::string& name, const Graph& graph, int reps) {
   struct Config {
     int k, passes, lanes;
   };
-  // The defaults (two passes of one block a level before a level gets the whole GPU, 8 lanes a
+  // The defaults (two passes of one block a level before a level gets the whole GPU, 16 lanes a
   // rank and source), then other limits and lanes.
   for (const Config config :
        {Config{1, 2, 0}, Config{8, 2, 0}, Config{32, 2, 0}, Config{256, 2, 0}, Config{1, 1, 0},
-        Config{1, 4, 0}, Config{1, 2, 1}, Config{1, 2, 4}, Config{1, 2, 16}, Config{32, 2, 1},
-        Config{32, 2, 4}, Config{32, 2, 16}}) {
+        Config{1, 4, 0}, Config{1, 2, 1}, Config{1, 2, 4}, Config{1, 2, 8}, Config{32, 2, 1},
+        Config{32, 2, 4}, Config{32, 2, 8}}) {
     const int k = config.k;
     gpu::set_phast_one_block_passes(config.passes);
     gpu::set_phast_lanes(config.lanes);

@@ -45,12 +45,13 @@ int g_one_block_passes = 2;
 // enough that the distance table (vertices x sources x 8 bytes) stays small (New York, 32: 68 MB).
 constexpr int kSourcesPerSweep = 32;
 // Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
-// shuffles, instead of one thread walking them one dependent load after another (a lone New York
-// tree took 3.8 ms that way on an H100, ~10 us a level; 1.9 ms with 8 lanes).
-constexpr int kFewSourcesLanes = 8;
-int g_lanes = 0;  // 0: kFewSourcesLanes whatever the sources (set_phast_lanes)
+// shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
+// H100, New York: a lone tree 6.2 ms with 1 lane, 2.8 with 4, 1.9 with 8, 1.5 with 16; 32 trees
+// a sweep 0.254, 0.161, 0.138 and 0.131 ms a tree.
+constexpr int kLanes = 16;
+int g_lanes = 0;  // 0: kLanes (set_phast_lanes)
 int lanes_for(int) {
-  return g_lanes > 0 ? g_lanes : kFewSourcesLanes;
+  return g_lanes > 0 ? g_lanes : kLanes;
 }
 
 // Thread t of a level (positions from `begin`, `items` = positions x k, `lanes` per item): every

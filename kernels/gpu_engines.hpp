@@ -21,7 +21,7 @@ const std::vector<EngineInfo>& cch_engines();
 // For phast_bench: how many passes of one block a level may take inside the one-block loop before
 // it gets a launch over the whole GPU (default 2).
 void set_phast_one_block_passes(int passes);
-// For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (8).
+// For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (16).
 void set_phast_lanes(int lanes);
 
 }  // namespace gpu_routing::gpu
