@@ -141,6 +141,8 @@ class EngineCache {
     key_.clear();
   }
   bool empty() const { return engine_ == nullptr; }
+  // The kept engine, still owned by the cache (null: none).
+  const ShortestPathEngine* peek() const { return engine_.get(); }
 
  private:
   std::string key_;

@@ -1693,9 +1693,12 @@ void note_kept_engine(const KeptGraphUse& use) {
   if (use.graph == nullptr || g_shared == nullptr) return;
   for (auto& entry : g_session) {
     if (!entry.used || entry.view != use.graph) continue;
-    // A kept GPU engine holds the graph's CSR on the device (forward, and reversed for paths).
+    // A kept GPU engine holds the graph's CSR on the device (forward, and reversed for paths; the
+    // road index's GPU engine its hierarchy, of the same order); a kept CPU engine (the road
+    // index's) holds nothing there.
     int64 bytes = 0;
-    if (!entry.engines->empty())
+    const ShortestPathEngine* kept = entry.engines->peek();
+    if (kept != nullptr && kept->device() == Device::kGpu)
       bytes =
           static_cast<int64>(use.graph->forward.memory_bytes() + use.graph->reverse.memory_bytes());
     report_device_bytes(entry, bytes);
