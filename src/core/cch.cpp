@@ -998,8 +998,21 @@ void Cch::plan_customization(int threads) {
   split.busiest_thread = mean > 0 ? *std::max_element(load.begin(), load.end()) / mean : 1.0;
 }
 
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
+// Set by customize() for a hierarchy asked to use huge pages, read by allocate_weights (the
+// allocator is stateless).
+thread_local bool t_huge_pages = false;
+}  // namespace
+
 void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) {
   Stopwatch watch;
+  struct HugePagesScope {
+    bool saved;
+    explicit HugePagesScope(bool on) : saved(t_huge_pages) { t_huge_pages = on; }
+    ~HugePagesScope() { t_huge_pages = saved; }
+  } huge_pages_scope(huge_pages_);
   if (is_view_)
     throw RoutingError(ErrorKind::kInternal, "a contraction hierarchy image cannot be customized");
   if (!same_topology(graph))
@@ -1150,31 +1163,25 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
   customization_ms_ = watch.elapsed_ms();
 }
 
-namespace {
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
-}  // namespace
-
 void* Cch::allocate_weights(std::size_t bytes) {
-#ifdef __linux__
   if (bytes >= kHugeFrom) {
-    const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    void* memory = std::aligned_alloc(kHugePage, rounded);
+    const std::size_t alignment = t_huge_pages ? kHugePage : 64;
+    const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    void* memory = std::aligned_alloc(alignment, rounded);
     if (memory == nullptr) throw std::bad_alloc();
-    madvise(memory, rounded, MADV_HUGEPAGE);  // advice: ignored where huge pages are off
+#ifdef __linux__
+    if (t_huge_pages) madvise(memory, rounded, MADV_HUGEPAGE);  // ignored where they are off
+#endif
     return memory;
   }
-#endif
   return ::operator new(bytes);
 }
 
 void Cch::free_weights(void* memory, std::size_t bytes) noexcept {
-#ifdef __linux__
   if (bytes >= kHugeFrom) {
     std::free(memory);
     return;
   }
-#endif
   ::operator delete(memory);
 }
 

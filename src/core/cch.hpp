@@ -122,6 +122,13 @@ class Cch {
   // count: where candidates tie, the lowest middle rank wins, as in one increasing sweep.
   void customize(const Graph& graph, const CancelToken& cancel = {}, int threads = 0);
   bool customized() const { return customized_; }
+  // Weight arrays on transparent huge pages from the next customization on, for a hierarchy that
+  // is customized once and then copied (a kept graph's index, written into shared memory): on the
+  // 2-core VM the 4 kB page faults of New York's 37 MB of fresh weights cost about as much as the
+  // customization (in SQL 118-123 -> 67-85 ms), but queries answered from huge pages after other
+  // work had emptied the caches took 150 us instead of 40 (one-to-one, New York), so a hierarchy
+  // that is queried in place keeps ordinary pages.
+  void set_huge_pages(bool on) { huge_pages_ = on; }
 
   // Shortest-path distance from s to t (vertex indices); kInfinity when t is unreachable.
   double distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
@@ -241,9 +248,8 @@ class Cch {
   std::vector<VertexIndex> arc_head_;
   // Left uninitialized by resize(), so that a parallel customization writes (and so maps) a fresh
   // hierarchy's pages on every thread at once.
-  // Large arrays on transparent huge pages where the kernel offers them (madvise mode): a fresh
-  // index's weights are first touched by customization, and on a VM with 4 kB pages the faults
-  // alone took longer than the customization (New York: 37 MB).
+  // Large weight arrays on transparent huge pages (set_huge_pages) where the kernel offers them
+  // (madvise mode).
   static void* allocate_weights(std::size_t bytes);
   static void free_weights(void* memory, std::size_t bytes) noexcept;
   template <typename T>
@@ -282,6 +288,7 @@ class Cch {
   bool is_view_ = false;
   std::uint64_t fingerprint_ = 0;
   bool customized_ = false;
+  bool huge_pages_ = false;
   double build_ms_ = 0.0;
   double customization_ms_ = 0.0;
   CustomizationSplit split_;

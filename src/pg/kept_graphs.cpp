@@ -1412,6 +1412,7 @@ void prepare_road_index(const Registration& reg, bool directed, SessionGraph* en
       built = std::make_unique<Cch>(graph, std::move(ranked), CancelToken(cancel_requested));
     else
       topology_copied = true;
+    built->set_huge_pages(true);  // customized once, written into the DSM image, then freed
     built->customize(graph, CancelToken(cancel_requested), current_settings().threads);
   });
   if (!ok) raise_failure(&failure);  // the abort callback gives the claim back
