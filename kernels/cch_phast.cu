@@ -233,11 +233,7 @@ class GpuCchEngine final : public ShortestPathEngine {
 
   bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) override {
     Stopwatch watch;
-    const Cch& cch = index();
-    arcs = cch.path(s, t, workspace_);
-    *cost = 0.0;
-    if (arcs.empty() && s != t) *cost = kInfinity;
-    for (ArcIndex a : arcs) *cost += graph_.forward.weights[static_cast<std::size_t>(a)];
+    *cost = index_path(index(), graph_, s, t, workspace_, arcs);
     report_.rounds += 1;
     report_.compute_ms += watch.elapsed_ms();
     return true;
@@ -266,19 +262,10 @@ class GpuCchEngine final : public ShortestPathEngine {
   const Cch& index() {
     if (options_.road_index != nullptr) return *options_.road_index;
     if (!own_.customized()) {
-      Stopwatch watch;
-      std::vector<VertexIndex> order = cch_order(graph_, nullptr, nullptr, options_.cancel);
-      const double order_ms = watch.elapsed_ms();
-      own_ = Cch(graph_, std::move(order), options_.cancel);
-      own_.customize(graph_, options_.cancel, options_.threads);
-      char note[200];
-      std::snprintf(note, sizeof note,
-                    "road index built by this call: order %.0f ms, hierarchy %.0f ms, "
-                    "customization %.0f ms, %.1f MB; ",
-                    order_ms, own_.build_ms(), own_.customization_ms(),
-                    static_cast<double>(own_.memory_bytes()) / 1e6);
-      built_note_ = note;
+      own_ = make_road_index(graph_, options_.cancel, options_.threads, &built_note_);
+      built_note_ += "; ";
     }
+
     return own_;
   }
 

@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <atomic>
 #include <cstring>
@@ -1001,7 +1002,7 @@ void Cch::plan_customization(int threads) {
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
-// Set by customize() for a hierarchy asked to use huge pages, read by allocate_weights (the
+// Set by customize() for a hierarchy asked to use huge pages, read by WeightMemory::allocate (the
 // allocator is stateless).
 thread_local bool t_huge_pages = false;
 }  // namespace
@@ -1163,7 +1164,7 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
   customization_ms_ = watch.elapsed_ms();
 }
 
-void* Cch::allocate_weights(std::size_t bytes) {
+void* Cch::WeightMemory::allocate(std::size_t bytes) {
   if (bytes >= kHugeFrom) {
     const std::size_t alignment = t_huge_pages ? kHugePage : 64;
     const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
@@ -1177,7 +1178,7 @@ void* Cch::allocate_weights(std::size_t bytes) {
   return ::operator new(bytes);
 }
 
-void Cch::free_weights(void* memory, std::size_t bytes) noexcept {
+void Cch::WeightMemory::free(void* memory, std::size_t bytes) noexcept {
   if (bytes >= kHugeFrom) {
     std::free(memory);
     return;
@@ -1485,25 +1486,11 @@ std::size_t Cch::topology_image_bytes() const {
 }
 
 void Cch::write_topology_image(void* out) const {
-  auto* base = static_cast<char*>(out);
-  CchImageHeader header{};
-  header.magic = kCchTopologyMagic;
-  header.version = kCchImageVersion;
-  header.height = elimination_tree_height_;
-  header.vertices = static_cast<std::uint64_t>(vertex_count());
-  header.arcs = static_cast<std::uint64_t>(arc_count());
-  header.input_arcs = input_arc_span_.count;
-  header.fingerprint = fingerprint_;
-  header.build_ms = build_ms_;
-  std::memcpy(base, &header, sizeof header);
-  std::size_t at = aligned(sizeof header);
-  const void* sources[] = {at_rank_.data, rank_.data, parent_span_.data, first_.data, head_.data};
-  const auto layout = topology_layout(header.vertices, header.arcs);
-  for (std::size_t k = 0; k < layout.size(); ++k) {
-    const std::size_t bytes = layout[k].first * layout[k].second;
-    if (bytes > 0) std::memcpy(base + at, sources[k], bytes);
-    at += aligned(bytes);
-  }
+  const void* arrays[] = {at_rank_.data, rank_.data, parent_span_.data, first_.data, head_.data};
+  write_flat(out, kCchTopologyMagic,
+             topology_layout(static_cast<std::size_t>(vertex_count()),
+                             static_cast<std::size_t>(arc_count())),
+             arrays);
 }
 
 Cch Cch::from_topology_image(const void* image, std::size_t bytes, const Graph& graph) {
@@ -1560,9 +1547,21 @@ std::size_t Cch::image_bytes() const {
 
 void Cch::write_image(void* out) const {
   require_customized();
+  const void* arrays[] = {
+      at_rank_.data, rank_.data, parent_span_.data, first_.data,         head_.data,
+      up_.data,      down_.data, up_via_span_.data, down_via_span_.data, input_arc_span_.data};
+  write_flat(out, kCchImageMagic,
+             image_layout(static_cast<std::size_t>(vertex_count()),
+                          static_cast<std::size_t>(arc_count()), input_arc_span_.count),
+             arrays);
+}
+
+void Cch::write_flat(void* out, std::uint64_t magic,
+                     const std::vector<std::pair<std::size_t, std::size_t>>& layout,
+                     const void* const* arrays) const {
   auto* base = static_cast<char*>(out);
   CchImageHeader header{};
-  header.magic = kCchImageMagic;
+  header.magic = magic;
   header.version = kCchImageVersion;
   header.height = elimination_tree_height_;
   header.vertices = static_cast<std::uint64_t>(vertex_count());
@@ -1573,13 +1572,9 @@ void Cch::write_image(void* out) const {
   header.customization_ms = customization_ms_;
   std::memcpy(base, &header, sizeof header);
   std::size_t at = aligned(sizeof header);
-  const void* sources[] = {
-      at_rank_.data, rank_.data, parent_span_.data, first_.data,         head_.data,
-      up_.data,      down_.data, up_via_span_.data, down_via_span_.data, input_arc_span_.data};
-  const auto layout = image_layout(header.vertices, header.arcs, header.input_arcs);
   for (std::size_t k = 0; k < layout.size(); ++k) {
     const std::size_t bytes = layout[k].first * layout[k].second;
-    if (bytes > 0) std::memcpy(base + at, sources[k], bytes);
+    if (bytes > 0) std::memcpy(base + at, arrays[k], bytes);
     at += aligned(bytes);
   }
 }
@@ -1625,6 +1620,31 @@ Cch Cch::view_image(const void* image, std::size_t bytes, const Graph& graph) {
   if (!cch.same_topology(graph))
     throw invalid("built for another graph than the one it is used with");
   return cch;
+}
+
+Cch make_road_index(const Graph& graph, const CancelToken& cancel, int threads, std::string* note) {
+  Stopwatch watch;
+  std::vector<VertexIndex> order = cch_order(graph, nullptr, nullptr, cancel);
+  const double order_ms = watch.elapsed_ms();
+  Cch cch(graph, std::move(order), cancel);
+  cch.customize(graph, cancel, threads);
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "road index built by this call: order %.0f ms, hierarchy %.0f ms, customization "
+                "%.0f ms, %.1f MB",
+                order_ms, cch.build_ms(), cch.customization_ms(),
+                static_cast<double>(cch.memory_bytes()) / 1e6);
+  if (note != nullptr) *note = text;
+  return cch;
+}
+
+double index_path(const Cch& cch, const Graph& graph, VertexIndex s, VertexIndex t,
+                  CchWorkspace& workspace, std::vector<ArcIndex>& arcs) {
+  arcs = cch.path(s, t, workspace);
+  if (arcs.empty()) return s == t ? 0.0 : kInfinity;
+  double cost = 0.0;
+  for (ArcIndex a : arcs) cost += graph.forward.weights[static_cast<std::size_t>(a)];
+  return cost;
 }
 
 }  // namespace gpu_routing

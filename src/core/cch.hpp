@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -224,6 +225,11 @@ class Cch {
   ArcIndex find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const;
   // For each arc of `graph`, the hierarchy arc it lies on, and the graph's fingerprint.
   void map_input_arcs(const Graph& graph);
+  // An image: the header (with `magic`), then `arrays`, whose sizes `layout` gives (elements,
+  // bytes each), each 8-byte aligned.
+  void write_flat(void* out, std::uint64_t magic,
+                  const std::vector<std::pair<std::size_t, std::size_t>>& layout,
+                  const void* const* arrays) const;
   // Appends the original arcs of one CCH arc's upward (lower -> higher) or downward direction.
   void unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const;
   // Elimination-tree walks; return the meeting rank (kNoVertex when none).
@@ -250,31 +256,16 @@ class Cch {
   // hierarchy's pages on every thread at once.
   // Large weight arrays on transparent huge pages (set_huge_pages) where the kernel offers them
   // (madvise mode).
-  static void* allocate_weights(std::size_t bytes);
-  static void free_weights(void* memory, std::size_t bytes) noexcept;
-  template <typename T>
-  struct UninitializedAllocator {
-    using value_type = T;
-    UninitializedAllocator() = default;
-    template <typename U>
-    UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-    T* allocate(std::size_t count) { return static_cast<T*>(allocate_weights(count * sizeof(T))); }
-    void deallocate(T* p, std::size_t count) noexcept { free_weights(p, count * sizeof(T)); }
-    template <typename U>
-    void construct(U* p) noexcept {
-      ::new (static_cast<void*>(p)) U;
-    }
-    template <typename U, typename... Args>
-    void construct(U* p, Args&&... args) {
-      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-    bool operator==(const UninitializedAllocator&) const { return true; }
-    bool operator!=(const UninitializedAllocator&) const { return false; }
+  struct WeightMemory {
+    static void* allocate(std::size_t bytes);
+    static void free(void* memory, std::size_t bytes) noexcept;
   };
-  std::vector<double, UninitializedAllocator<double>> up_weight_;    // lower -> higher
-  std::vector<double, UninitializedAllocator<double>> down_weight_;  // higher -> lower
-  std::vector<std::int32_t, UninitializedAllocator<std::int32_t>> up_via_;
-  std::vector<std::int32_t, UninitializedAllocator<std::int32_t>> down_via_;
+  template <typename T>
+  using WeightArray = std::vector<T, UninitializedAllocator<T, WeightMemory>>;
+  WeightArray<double> up_weight_;    // lower -> higher
+  WeightArray<double> down_weight_;  // higher -> lower
+  WeightArray<std::int32_t> up_via_;
+  WeightArray<std::int32_t> down_via_;
 
   // For each arc of graph.forward, the CCH arc it lies on (kNoArc for self loops): customization
   // then needs no search.
@@ -310,5 +301,15 @@ class Cch {
   CustomizationPlan plan_;
   CchWorkspace workspace_;
 };
+
+// A road index made from scratch for `graph` (order, hierarchy, customization on `threads`, 0 =
+// the default), for an engine that has no kept graph's index; `note` gets its times and size for
+// gpu_routing_last_run().notes.
+Cch make_road_index(const Graph& graph, const CancelToken& cancel, int threads, std::string* note);
+
+// The hierarchy's own path s -> t into `arcs` (indices into graph.forward) and its cost, the sum
+// of those arcs' weights in path order (kInfinity when t is unreachable; 0 when s == t).
+double index_path(const Cch& cch, const Graph& graph, VertexIndex s, VertexIndex t,
+                  CchWorkspace& workspace, std::vector<ArcIndex>& arcs);
 
 }  // namespace gpu_routing

@@ -11,8 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gpu_routing {
 
@@ -106,6 +108,37 @@ class Stopwatch {
 
  private:
   std::chrono::steady_clock::time_point start_;
+};
+
+// An allocator whose vectors leave new elements uninitialized (resize() and the count
+// constructor do not zero-fill them): for arrays that are written whole before anything reads
+// them. `Memory` supplies the raw bytes (static allocate(bytes) and free(pointer, bytes)).
+struct OrdinaryMemory {
+  static void* allocate(std::size_t bytes) { return ::operator new(bytes); }
+  static void free(void* memory, std::size_t) noexcept { ::operator delete(memory); }
+};
+template <typename T, typename Memory = OrdinaryMemory>
+struct UninitializedAllocator {
+  using value_type = T;
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U, Memory>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U, Memory>&) noexcept {}
+  T* allocate(std::size_t count) { return static_cast<T*>(Memory::allocate(count * sizeof(T))); }
+  void deallocate(T* p, std::size_t count) noexcept { Memory::free(p, count * sizeof(T)); }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  bool operator==(const UninitializedAllocator&) const { return true; }
+  bool operator!=(const UninitializedAllocator&) const { return false; }
 };
 
 }  // namespace gpu_routing

@@ -129,11 +129,7 @@ class CpuCchEngine final : public ShortestPathEngine {
     const Cch& cch = index();
     if (workspaces_.empty())
       workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
-    CchWorkspace& workspace = *workspaces_.front();
-    arcs = cch.path(s, t, workspace);
-    *cost = 0.0;
-    if (arcs.empty() && s != t) *cost = kInfinity;
-    for (ArcIndex a : arcs) *cost += graph_.forward.weights[static_cast<std::size_t>(a)];
+    *cost = index_path(cch, graph_, s, t, *workspaces_.front(), arcs);
     report_.rounds += 1;
     report_.compute_ms += watch.elapsed_ms();
     return true;
@@ -206,18 +202,7 @@ class CpuCchEngine final : public ShortestPathEngine {
   }
 
   void build_index() {
-    Stopwatch watch;
-    std::vector<VertexIndex> order = cch_order(graph_, nullptr, nullptr, options_.cancel);
-    const double order_ms = watch.elapsed_ms();
-    cch_ = Cch(graph_, std::move(order), options_.cancel);
-    cch_.customize(graph_, options_.cancel, options_.threads);
-    char note[200];
-    std::snprintf(note, sizeof note,
-                  "road index built by this call: order %.0f ms, hierarchy %.0f ms, "
-                  "customization %.0f ms, %.1f MB",
-                  order_ms, cch_.build_ms(), cch_.customization_ms(),
-                  static_cast<double>(cch_.memory_bytes()) / 1e6);
-    report_.notes = note;
+    cch_ = make_road_index(graph_, options_.cancel, options_.threads, &report_.notes);
   }
 
   int threads_;

@@ -62,24 +62,6 @@ struct CallOptions {
 // a cancel for 1.2 s, out of reach of the cancel checks). The engine's batch thread, which polls
 // the cancel, touches it first.
 template <typename T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <typename U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-template <typename T>
 using RowBuffer = std::vector<T, UninitializedAllocator<T>>;
 
 // Rows of one batch, column by column; which columns are filled depends on the CallKind.

@@ -19,6 +19,7 @@
 #include "gpu.hpp"
 #include "predecessors.hpp"
 #include "sssp_dijkstra.hpp"
+#include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -28,11 +29,6 @@ using gpu::apsp::DenseAlgorithm;
 using gpu::apsp::DenseMode;
 using testing::EdgeTable;
 using testing::RandomGraphSpec;
-
-#define SKIP_WITHOUT_GPU()                                                       \
-  do {                                                                           \
-    if (!gpu::availability().usable) GTEST_SKIP() << gpu::availability().reason; \
-  } while (0)
 
 std::vector<const EngineInfo*> many_source_gpu_engines() {
   std::vector<const EngineInfo*> engines;

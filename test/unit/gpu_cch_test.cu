@@ -13,6 +13,7 @@
 #include "gpu.hpp"
 #include "predecessors.hpp"
 #include "sssp_dijkstra.hpp"
+#include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -20,12 +21,6 @@ namespace {
 
 using testing::EdgeTable;
 using testing::RandomGraphSpec;
-
-#define SKIP_WITHOUT_GPU()                                             \
-  do {                                                                 \
-    if (!gpu::availability().usable)                                   \
-      GTEST_SKIP() << "no usable GPU: " << gpu::availability().reason; \
-  } while (0)
 
 const EngineInfo& gpu_cch() {
   const EngineInfo* info = find_engine("cch", Device::kGpu);
@@ -210,18 +205,7 @@ TEST(GpuCch, RefusesWhatTheBudgetCannotHold) {
   index.customize(g);
   options.road_index = &index;
   auto engine = gpu_cch().create(g, options);
-  std::vector<VertexIndex> sources = {0};
-  std::vector<double> rows(static_cast<std::size_t>(g.vertex_count()));
-  SolveRequest request;
-  request.sources = sources.data();
-  request.source_count = 1;
-  request.distances = rows.data();
-  try {
-    engine->solve(request);
-    FAIL() << "expected an out-of-memory error";
-  } catch (const RoutingError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory) << e.what();
-  }
+  EXPECT_TRUE(testing::solve_is_out_of_memory(*engine, 0));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "gpu.hpp"
 #include "predecessors.hpp"
 #include "sssp_dijkstra.hpp"
+#include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -25,9 +26,6 @@ namespace {
 using gpu::NearFarConfig;
 using testing::EdgeTable;
 using testing::RandomGraphSpec;
-
-#define SKIP_WITHOUT_GPU() \
-  if (!gpu::availability().usable) GTEST_SKIP() << "no usable GPU: " << gpu::availability().reason
 
 unsigned seed_count(unsigned fallback) {
   const char* text = std::getenv("GPU_ROUTING_TEST_SEEDS");
@@ -482,18 +480,7 @@ TEST(NearFar, TinyBudgetIsOutOfMemory) {
   EngineOptions options;
   options.budget = MemoryBudget(4096);
   auto engine = gpu::make_near_far_engine(g, options, NearFarConfig{});
-  std::vector<VertexIndex> sources = {0};
-  std::vector<double> distances(static_cast<std::size_t>(g.vertex_count()));
-  SolveRequest request;
-  request.sources = sources.data();
-  request.source_count = 1;
-  request.distances = distances.data();
-  try {
-    engine->solve(request);
-    ADD_FAILURE() << "a 4 kB budget was accepted";
-  } catch (const RoutingError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory) << e.what();
-  }
+  EXPECT_TRUE(testing::solve_is_out_of_memory(*engine, 0)) << "a 4 kB budget";
 }
 
 TEST(NearFar, ReportsDeviceAndBatchSize) {

@@ -18,6 +18,7 @@
 #include "gpu.hpp"
 #include "predecessors.hpp"
 #include "sssp_dijkstra.hpp"
+#include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -25,12 +26,6 @@ namespace {
 
 using testing::EdgeTable;
 using testing::RandomGraphSpec;
-
-#define SKIP_WITHOUT_GPU()                                             \
-  do {                                                                 \
-    if (!gpu::availability().usable)                                   \
-      GTEST_SKIP() << "no usable GPU: " << gpu::availability().reason; \
-  } while (0)
 
 int random_graph_count() {
   const char* text = std::getenv("GPU_ROUTING_TEST_GRAPHS");
