@@ -1475,14 +1475,41 @@ std::vector<std::pair<std::size_t, std::size_t>> topology_layout(std::size_t n, 
           {m, sizeof(VertexIndex)}};
 }
 
+using Layout = std::vector<std::pair<std::size_t, std::size_t>>;
+
+// The bytes of an image with arrays of `layout` (elements, bytes each).
+std::size_t flat_bytes(const Layout& layout) {
+  std::size_t total = aligned(sizeof(CchImageHeader));
+  for (const auto& [count, size] : layout) total += aligned(count * size);
+  return total;
+}
+
+// Reads an image's header into `header` after checking its magic (`wrong_kind` says what it is
+// not), version and size against `layout_of(header)` (`invalid(what)` makes each error); returns
+// where its arrays start, in layout order.
+template <typename LayoutOf, typename Invalid>
+std::vector<const char*> read_flat(const void* image, std::size_t bytes, std::uint64_t magic,
+                                   const char* wrong_kind, LayoutOf layout_of, Invalid invalid,
+                                   CchImageHeader* header, Layout* layout) {
+  if (bytes < sizeof(CchImageHeader)) throw invalid("too small");
+  std::memcpy(header, image, sizeof *header);
+  if (header->magic != magic || header->version != kCchImageVersion) throw invalid(wrong_kind);
+  *layout = layout_of(*header);
+  if (flat_bytes(*layout) != bytes) throw invalid("its size does not match its header");
+  std::vector<const char*> arrays;
+  const char* at = static_cast<const char*>(image) + aligned(sizeof(CchImageHeader));
+  for (const auto& [count, size] : *layout) {
+    arrays.push_back(at);
+    at += aligned(count * size);
+  }
+  return arrays;
+}
+
 }  // namespace
 
 std::size_t Cch::topology_image_bytes() const {
-  std::size_t total = aligned(sizeof(CchImageHeader));
-  for (const auto& [count, size] : topology_layout(static_cast<std::size_t>(vertex_count()),
-                                                   static_cast<std::size_t>(arc_count())))
-    total += aligned(count * size);
-  return total;
+  return flat_bytes(topology_layout(static_cast<std::size_t>(vertex_count()),
+                                    static_cast<std::size_t>(arc_count())));
 }
 
 void Cch::write_topology_image(void* out) const {
@@ -1499,24 +1526,18 @@ Cch Cch::from_topology_image(const void* image, std::size_t bytes, const Graph& 
     return RoutingError(ErrorKind::kInvalidParameter,
                         std::string("contraction hierarchy topology image: ") + what);
   };
-  if (bytes < sizeof(CchImageHeader)) throw invalid("too small");
   CchImageHeader header;
-  std::memcpy(&header, image, sizeof header);
-  if (header.magic != kCchTopologyMagic || header.version != kCchImageVersion)
-    throw invalid("not a topology image of this version");
-  const auto layout = topology_layout(header.vertices, header.arcs);
-  std::size_t needed = aligned(sizeof header);
-  for (const auto& [count, size] : layout) needed += aligned(count * size);
-  if (needed != bytes) throw invalid("its size does not match its header");
+  Layout layout;
+  const std::vector<const char*> arrays = read_flat(
+      image, bytes, kCchTopologyMagic, "not a topology image of this version",
+      [](const CchImageHeader& h) { return topology_layout(h.vertices, h.arcs); }, invalid, &header,
+      &layout);
   if (header.vertices != static_cast<std::uint64_t>(graph.vertex_count()))
     throw invalid("made for another number of vertices than the graph's");
-  const char* base = static_cast<const char*>(image);
-  std::size_t at = aligned(sizeof header);
   auto next = [&](auto& vector, std::size_t k) {
     using T = typename std::decay_t<decltype(vector)>::value_type;
-    const T* data = reinterpret_cast<const T*>(base + at);
+    const T* data = reinterpret_cast<const T*>(arrays[k]);
     vector.assign(data, data + layout[k].first);
-    at += aligned(layout[k].first * layout[k].second);
   };
   Cch cch;
   next(cch.vertex_at_rank_, 0);
@@ -1537,12 +1558,8 @@ Cch Cch::from_topology_image(const void* image, std::size_t bytes, const Graph& 
 }
 
 std::size_t Cch::image_bytes() const {
-  std::size_t total = aligned(sizeof(CchImageHeader));
-  for (const auto& [count, size] :
-       image_layout(static_cast<std::size_t>(vertex_count()), static_cast<std::size_t>(arc_count()),
-                    input_arc_span_.count))
-    total += aligned(count * size);
-  return total;
+  return flat_bytes(image_layout(static_cast<std::size_t>(vertex_count()),
+                                 static_cast<std::size_t>(arc_count()), input_arc_span_.count));
 }
 
 void Cch::write_image(void* out) const {
@@ -1586,20 +1603,15 @@ Cch Cch::view_image(const void* image, std::size_t bytes, const Graph& graph) {
   if (bytes < sizeof(CchImageHeader) || reinterpret_cast<std::uintptr_t>(image) % 8 != 0)
     throw invalid("too small or misaligned");
   CchImageHeader header;
-  std::memcpy(&header, image, sizeof header);
-  if (header.magic != kCchImageMagic || header.version != kCchImageVersion)
-    throw invalid("not an image of this version");
+  Layout layout;
+  const std::vector<const char*> arrays = read_flat(
+      image, bytes, kCchImageMagic, "not an image of this version",
+      [](const CchImageHeader& h) { return image_layout(h.vertices, h.arcs, h.input_arcs); },
+      invalid, &header, &layout);
   Cch cch;
-  const auto layout = image_layout(header.vertices, header.arcs, header.input_arcs);
-  std::size_t needed = aligned(sizeof header);
-  for (const auto& [count, size] : layout) needed += aligned(count * size);
-  if (needed != bytes) throw invalid("its size does not match its header");
-  const char* base = static_cast<const char*>(image);
-  std::size_t at = aligned(sizeof header);
   auto next = [&](auto& span, std::size_t k) {
-    span.data = reinterpret_cast<decltype(span.data)>(base + at);
+    span.data = reinterpret_cast<decltype(span.data)>(arrays[k]);
     span.count = layout[k].first;
-    at += aligned(layout[k].first * layout[k].second);
   };
   next(cch.at_rank_, 0);
   next(cch.rank_, 1);

@@ -256,6 +256,14 @@ const char* extension_schema() {
   return name == nullptr ? nullptr : quote_identifier(name);
 }
 
+// The registry's road_index column for a SELECT list: a database still on 0.2.0 has none (ALTER
+// EXTENSION UPDATE adds it), and reads false there.
+const char* road_index_column() {
+  const Oid registry = get_relname_relid(
+      "gpu_routing_graphs", get_extension_schema(get_extension_oid("gpu_routing", false)));
+  return get_attnum(registry, "road_index") != InvalidAttrNumber ? "road_index" : "false";
+}
+
 Oid registry_owner() {
   Oid extension = get_extension_oid("gpu_routing", false);
   Oid schema = get_extension_schema(extension);
@@ -339,17 +347,13 @@ void read_registration(const char* key, bool by_name, Registration* out) {
                       errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
     return;
   }
-  // A database still on 0.2.0 has no road_index column (ALTER EXTENSION UPDATE adds it).
-  const bool has_road_index =
-      get_attnum(get_relname_relid("gpu_routing_graphs", get_extension_schema(extension)),
-                 "road_index") != InvalidAttrNumber;
   MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   char query[512];
   snprintf(query, sizeof query,
            "SELECT id, name, owner::oid, edges_sql, search_path, tables::oid[], refresh = 'manual',"
            " generation, unusable, %s FROM %s.gpu_routing_graphs WHERE %s",
-           has_road_index ? "road_index" : "false", schema,
+           road_index_column(), schema,
            by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
   Oid types[1] = {TEXTOID};
   Datum values[1] = {CStringGetTextDatum(key)};
@@ -1919,16 +1923,11 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
   if (schema == nullptr) return (Datum)0;
   MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-  // A database still on 0.2.0 has no road_index column (ALTER EXTENSION UPDATE adds it).
-  const bool has_road_index =
-      get_attnum(get_relname_relid("gpu_routing_graphs",
-                                   get_extension_schema(get_extension_oid("gpu_routing", false))),
-                 "road_index") != InvalidAttrNumber;
   char sql[512];
   snprintf(sql, sizeof sql,
            "SELECT name, owner, edges_sql, tables, refresh, id, generation, unusable, "
            "tables::oid[], %s FROM %s.gpu_routing_graphs ORDER BY name",
-           has_road_index ? "road_index" : "false", schema);
+           road_index_column(), schema);
   SPI_execute(sql, true, 0);
   for (uint64 r = 0; r < SPI_processed; ++r) {
     HeapTuple row = SPI_tuptable->vals[r];
