@@ -14,7 +14,8 @@
 #               auto calls share it); after a committed change statement_timeout stops the making
 #               of the next index, and the call after makes it with the kept order and hierarchy
 #               (customization only); a new form shows its index as asked for until a call
-#               makes it.
+#               that does not name cch hands its making to a background worker (and answers at
+#               once); that worker terminated mid-way gives its claim back without a restart.
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
 #               rule), and afterwards the graph is rebuilt on first use and answers right.
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
@@ -229,18 +230,60 @@ else
 fi
 
 # gpu_graph_index asked for the index; a new form (gpu_graph_refresh) has none yet: gpu_graphs()
-# says the next call makes it, and that call (auto) does, from the kept order and hierarchy.
+# says the next call makes it. That call (auto, not naming cch) hands the making to a background
+# worker and answers with a search engine; once the worker is done, auto calls share the index,
+# made from the kept order and hierarchy.
+wait_for_index() {  # polls gpu_graphs() (up to 60 s) until the graph's form has its index
+  for _ in $(seq 1 600); do
+    q -c "SELECT forms FROM gpu_graphs() WHERE name = '$1'" | grep -q "^directed with road index" && return 0
+    sleep 0.1
+  done
+  return 1
+}
 q -c "SELECT gpu_graph_index('idx')" >/dev/null
 q -c "SELECT gpu_graph_refresh('idx')" >/dev/null
 forms=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
-made=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+handed=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+wait_for_index idx || true
 forms_after=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
+shared=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
 if [ "$forms" = "directed (road index asked for: made by the next call on the graph)" ] &&
-   echo "$made" | grep -q "^$idx_truth|cch: road index made by this call with the kept order: hierarchy copied from the kept one in" &&
-   echo "$forms_after" | grep -q "^directed with road index"; then
-  pass "road index: a new form shows its index as asked for; the next call makes it from the kept order and hierarchy"
+   echo "$handed" | grep -Eq "^$idx_truth\|dijkstra: road index handed to background worker [0-9]+: a search engine meanwhile\|$" &&
+   echo "$forms_after" | grep -q "^directed with road index .*order kept" &&
+   [ "$shared" = "$idx_truth|cch: the kept graph's road index (shared)|" ]; then
+  pass "road index: a new form shows its index as asked for; the next call hands its making to a background worker and answers at once; then calls share it"
 else
-  fail "road index asked" "forms: $forms; call: $made; then: $forms_after"
+  fail "road index asked" "forms: $forms; call: $handed; then: $forms_after; shared: $shared"
+fi
+
+# The background worker terminated mid-way (a first index: ordering the grid takes about a
+# second): its claim is given back, the server does not restart, and the next call hands the
+# making to a new worker, which finishes it.
+started=$(q -c "SELECT pg_postmaster_start_time()")
+q -c "SELECT gpu_graph_index('idx', false)" >/dev/null
+q -c "BEGIN; CREATE TEMP TABLE idx_wrote (x int); SELECT gpu_graph_index('idx'); COMMIT" >/dev/null
+first=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT notes FROM gpu_routing_last_run()" | tr '\n' '|')
+worker=$(echo "$first" | sed -n 's/.*handed to background worker \([0-9]*\).*/\1/p')
+terminated=$(q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ${worker:-0} AND backend_type = 'gpu_routing index builder'")
+for _ in $(seq 1 100); do
+  [ -z "$(q -c "SELECT 1 FROM pg_stat_activity WHERE pid = ${worker:-0}")" ] && break
+  sleep 0.1
+done
+forms=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
+again=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT notes FROM gpu_routing_last_run()" | tr '\n' '|')
+second=$(echo "$again" | sed -n 's/.*handed to background worker \([0-9]*\).*/\1/p')
+wait_for_index idx || true
+forms_after=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
+shared=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
+if [ -n "$worker" ] && [ "$terminated" = t ] &&
+   [ "$forms" = "directed (road index asked for: made by the next call on the graph)" ] &&
+   [ -n "$second" ] && [ "$second" != "$worker" ] && echo "$again" | grep -q "^$idx_truth|" &&
+   echo "$forms_after" | grep -Eq "^directed with road index .*order [0-9]+ ms" &&
+   [ "$shared" = "$idx_truth|cch: the kept graph's road index (shared)|" ] &&
+   [ "$(q -c "SELECT pg_postmaster_start_time()")" = "$started" ]; then
+  pass "road index: its background worker terminated mid-way gives the claim back (no restart); the next call's worker makes it"
+else
+  fail "road index worker terminated" "first: $first; terminated: $terminated; forms: $forms; again: $again; then: $forms_after; shared: $shared"
 fi
 
 # --- kill -9 mid-build: PostgreSQL restarts its sessions; the graph comes back ------------------
