@@ -2,8 +2,10 @@
 // 0.5 ms on one GPU"): the GPU engine cch (PHAST sweeps, kernels/cch_phast.cu) given the same
 // customized hierarchy the kept graph would share, at 1, 8, 32 and 256 sources a solve, against
 // PHAST on one CPU core (Cch::one_to_all) and the GPU's near_far search for one source. Every GPU
-// row is compared with the CPU's PHAST row (must be equal bit for bit).
-//   phast_bench [--data DIR] [--reps N]
+// row is compared with the CPU's PHAST row (must be equal bit for bit). Then the hierarchy's
+// customization: Cch::customize on one core and on all of them against gpu::CchCustomizer
+// (kernels/cch_customize.cu), whose weights and vias must equal the CPU's bit for bit.
+//   phast_bench [--data DIR] [--reps N] [--sections trees,customization]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "gpu.hpp"
 #include "graph_generators.hpp"
 #include "gpu_engines.hpp"
+#include "parallel.hpp"
 
 using namespace gpu_routing;
 
@@ -124,36 +127,153 @@ void run(const std::string& name, const Graph& graph, int reps) {
   std::fprintf(stderr, "%s: %s\n", name.c_str(), engine->report().notes.c_str());
 }
 
+// Arcs whose weight or via differs in either direction.
+int customization_mismatches(const Cch& got, const Cch& want) {
+  int mismatches = 0;
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  for (std::size_t a = 0; a < static_cast<std::size_t>(want.arc_count()); ++a)
+    if (!same(got.upward_weights()[a], want.upward_weights()[a]) ||
+        !same(got.downward_weights()[a], want.downward_weights()[a]) ||
+        got.upward_vias()[a] != want.upward_vias()[a] ||
+        got.downward_vias()[a] != want.downward_vias()[a])
+      ++mismatches;
+  return mismatches;
+}
+
+// The hierarchy's customization (the same landmark order as above), CPU against GPU.
+void customization(const std::string& name, const Graph& graph, int reps) {
+  const std::vector<VertexIndex> order = cch_order(graph);
+  Cch want(graph, order), cpu(graph, order), on_gpu(graph, order);
+  want.customize(graph, {}, 1);
+  const int cores = resolve_thread_count(0);
+  auto cpu_median = [&](int threads) {
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) {
+      const double start = now_ms();
+      cpu.customize(graph, {}, threads);
+      times.push_back(now_ms() - start);
+    }
+    return median(times);
+  };
+  const double one_core = cpu_median(1);
+  const double all_cores = cpu_median(cores);
+  int mismatches = customization_mismatches(cpu, want);
+
+  // A fresh customizer each time: the topology laid out and copied too.
+  std::vector<double> fresh;
+  for (int r = 0; r < reps; ++r) {
+    const double start = now_ms();
+    gpu::customize_cch_on_device(on_gpu, graph);
+    fresh.push_back(now_ms() - start);
+    mismatches += customization_mismatches(on_gpu, want);
+  }
+  // Customizers kept (with triangle lists and without): the first customization of each copies
+  // the topology.
+  double topology_ms[2] = {0, 0};
+  std::unique_ptr<gpu::CchCustomizer> customizers[2];
+  for (const bool lists : {true, false}) {
+    gpu::set_cch_customize_triangle_lists(lists);
+    const double made = now_ms();
+    customizers[lists] = std::make_unique<gpu::CchCustomizer>(on_gpu, graph);
+    topology_ms[lists] = now_ms() - made;
+    customizers[lists]->customize(on_gpu, graph);  // warm-up
+  }
+  gpu::set_cch_customize_triangle_lists(false);
+  struct Variant {
+    bool lists;
+    int middles, one_block_pairs;
+  };
+  bool first = true;
+  for (const Variant variant :
+       {Variant{false, 1, 8192}, Variant{false, 2, 8192}, Variant{false, 4, 8192},
+        Variant{false, 8, 8192}, Variant{false, 1, 0}, Variant{false, 1, 32768},
+        Variant{true, 1, 8192}, Variant{true, 2, 8192}, Variant{true, 4, 8192}}) {
+    gpu::set_cch_customize_middles_per_thread(variant.middles);
+    gpu::set_cch_customize_one_block_pairs(variant.one_block_pairs);
+    gpu::CchCustomizer& customizer = *customizers[variant.lists];
+    customizer.customize(on_gpu, graph);  // groups chosen and copied
+    std::vector<double> compute, upload, download, wall;
+    for (int r = 0; r < reps; ++r) {
+      const double start = now_ms();
+      const gpu::CchCustomizationTimes t = customizer.customize(on_gpu, graph);
+      wall.push_back(now_ms() - start);
+      compute.push_back(t.compute_ms);
+      upload.push_back(t.upload_ms);
+      download.push_back(t.download_ms);
+      mismatches += customization_mismatches(on_gpu, want);
+    }
+    if (first) {
+      std::printf("| %s | %d | %.1f | %.1f (%d) | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %d |\n",
+                  name.c_str(), want.arc_count(), one_core, all_cores, cores, median(compute),
+                  median(upload), median(download), median(wall), median(fresh), topology_ms[1],
+                  mismatches);
+    } else {
+      std::printf(
+          "| %s (%s, %d middles a thread, one-block loop up to %d middles) | | | | %.2f | | | "
+          "%.2f | | %s | %d |\n",
+          name.c_str(), variant.lists ? "triangle lists" : "row searches", variant.middles,
+          variant.one_block_pairs, median(compute), median(wall),
+          variant.lists ? std::to_string(topology_ms[1]).substr(0, 5).c_str() : "", mismatches);
+    }
+    first = false;
+  }
+  gpu::set_cch_customize_middles_per_thread(0);
+  gpu::set_cch_customize_one_block_pairs(-1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string data = "../shared/data";
   int reps = 9;
+  std::string sections = "trees,customization";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--data")) data = argv[i + 1];
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--sections")) sections = argv[i + 1];
   }
+  const bool trees = sections.find("trees") != std::string::npos;
+  const bool customizing = sections.find("customization") != std::string::npos;
   if (!gpu::availability().usable) {
     std::fprintf(stderr, "phast_bench: no usable GPU: %s\n", gpu::availability().reason.c_str());
     return 1;
   }
   const auto& device = gpu::availability().devices.front();
-  std::printf(
-      "phast_bench on %s: one-to-all trees on the road index (landmark order, as a kept graph's "
-      "index); medians of %d solves, per tree. compute: host upward searches + GPU sweep; "
-      "transfer: rows to the host. CPU PHAST: one core of this host.\n\n",
-      device.name.c_str(), reps);
-  std::printf(
-      "| graph | sources a solve | GPU PHAST compute per tree (ms) | transfer per tree (ms) | "
-      "wall per tree (ms) | CPU PHAST one core (ms) | mismatches |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
-  {
-    const auto edges = bench::read_dimacs(data + "/USA-road-d.NY.gr.gz");
-    run("New York", build_graph(edges.view(), true), reps);
+  const auto new_york_edges = bench::read_dimacs(data + "/USA-road-d.NY.gr.gz");
+  const auto rome_edges = bench::read_dimacs(data + "/rome99.gr");
+  const Graph new_york = build_graph(new_york_edges.view(), true);
+  const Graph rome = build_graph(rome_edges.view(), true);
+  if (trees) {
+    std::printf(
+        "phast_bench on %s: one-to-all trees on the road index (landmark order, as a kept graph's "
+        "index); medians of %d solves, per tree. compute: host upward searches + GPU sweep; "
+        "transfer: rows to the host. CPU PHAST: one core of this host.\n\n",
+        device.name.c_str(), reps);
+    std::printf(
+        "| graph | sources a solve | GPU PHAST compute per tree (ms) | transfer per tree (ms) | "
+        "wall per tree (ms) | CPU PHAST one core (ms) | mismatches |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    run("New York", new_york, reps);
+    run("Rome", rome, reps);
   }
-  {
-    const auto edges = bench::read_dimacs(data + "/rome99.gr");
-    run("Rome", build_graph(edges.view(), true), reps);
+  if (customizing) {
+    std::printf(
+        "\nphast_bench on %s: customizing the road index (landmark order), medians of %d. CPU: "
+        "Cch::customize on one core and on every core of this host. GPU (a kept "
+        "gpu::CchCustomizer): compute = original arcs and triangles on the device; weights up = "
+        "the graph's arc weights to the device; down = weights and vias back into the Cch; "
+        "with copies = the whole call (checks included); fresh = customize_cch_on_device, the "
+        "topology laid out (triangles listed) and copied each time; topology = making the "
+        "customizer once. "
+        "mismatches: arcs whose weight or via differs from one CPU core's, all runs so far.\n\n",
+        device.name.c_str(), reps);
+    std::printf(
+        "| graph | hierarchy arcs | CPU one core (ms) | CPU all cores (ms) (threads) | GPU compute "
+        "(ms) | weights up (ms) | down (ms) | GPU with copies (ms) | GPU fresh (ms) | topology "
+        "(ms) | mismatches |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    customization("New York", new_york, reps);
+    customization("Rome", rome, reps);
   }
   return 0;
 }

@@ -23,5 +23,14 @@ const std::vector<EngineInfo>& cch_engines();
 void set_phast_one_block_passes(int passes);
 // For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (16).
 void set_phast_lanes(int lanes);
+// For phast_bench, the road index's customization on the GPU (kernels/cch_customize.cu): middles
+// each thread of an arc's group scans (0: the default, 1), and the most arc x middle pairs a level
+// may have to run inside the one-block loop (negative: the default, 8192). Taken up by the next
+// customization.
+void set_cch_customize_middles_per_thread(int middles);
+void set_cch_customize_one_block_pairs(int pairs);
+// Whether customizers made from now on list each hierarchy arc's lower triangles on the device
+// (where the room is there) or search rows for them (the default).
+void set_cch_customize_triangle_lists(bool on);
 
 }  // namespace gpu_routing::gpu

@@ -1007,13 +1007,7 @@ constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
 thread_local bool t_huge_pages = false;
 }  // namespace
 
-void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) {
-  Stopwatch watch;
-  struct HugePagesScope {
-    bool saved;
-    explicit HugePagesScope(bool on) : saved(t_huge_pages) { t_huge_pages = on; }
-    ~HugePagesScope() { t_huge_pages = saved; }
-  } huge_pages_scope(huge_pages_);
+void Cch::begin_customization(const Graph& graph) {
   if (is_view_)
     throw RoutingError(ErrorKind::kInternal, "a contraction hierarchy image cannot be customized");
   if (!same_topology(graph))
@@ -1021,6 +1015,28 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
                        "the graph to customize with has another topology than the hierarchy",
                        "build the hierarchy again (new order) after the topology changes");
   customized_ = false;
+  struct HugePagesScope {
+    bool saved;
+    explicit HugePagesScope(bool on) : saved(t_huge_pages) { t_huge_pages = on; }
+    ~HugePagesScope() { t_huge_pages = saved; }
+  } huge_pages_scope(huge_pages_);
+  const auto m = static_cast<std::size_t>(arc_count());
+  up_weight_.resize(m);
+  down_weight_.resize(m);
+  up_via_.resize(m);
+  down_via_.resize(m);
+}
+
+void Cch::finish_customization(double ms, const CustomizationSplit& split) {
+  split_ = split;
+  customized_ = true;
+  bind_owned();
+  customization_ms_ = ms;
+}
+
+void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) {
+  Stopwatch watch;
+  begin_customization(graph);  // the weight arrays sized, so nothing below allocates them
   const VertexIndex n = vertex_count();
   if (threads <= 0) threads = n >= kCchParallelRanks ? resolve_thread_count(0) : 1;
   const auto m = static_cast<std::size_t>(arc_count());
@@ -1042,19 +1058,12 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
       relax_lower_triangles<false>(u, first, head, up_weight_.data(), down_weight_.data(),
                                    encode_middle(u), [&](VertexIndex) { return shared; });
     }
-    split_ = CustomizationSplit();
-    customized_ = true;
-    bind_owned();
-    customization_ms_ = watch.elapsed_ms();
+    finish_customization(watch.elapsed_ms(), CustomizationSplit());
     return;
   }
 
   // Several threads. Filling with +infinity (a fresh hierarchy's arrays are mapped then, by every
   // thread) and the original arcs' pass go by ranges too.
-  up_weight_.resize(m);
-  down_weight_.resize(m);
-  up_via_.resize(m);
-  down_via_.resize(m);
   const ArcTarget shared{up_weight_.data(), down_weight_.data(), up_via_.data(), down_via_.data(),
                          0};
   if (plan_.threads != threads) plan_customization(threads);
@@ -1158,10 +1167,7 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
     relax_lower_triangles<true>(*t, first, head, up_weight_.data(), down_weight_.data(),
                                 encode_middle(*t), [&](VertexIndex) { return shared; });
   }
-  split_ = plan.split;
-  customized_ = true;
-  bind_owned();
-  customization_ms_ = watch.elapsed_ms();
+  finish_customization(watch.elapsed_ms(), plan.split);
 }
 
 void* Cch::WeightMemory::allocate(std::size_t bytes) {

@@ -59,6 +59,9 @@ std::vector<VertexIndex> cch_order(const Graph& graph, const double* x = nullptr
                                    const double* y = nullptr, const CancelToken& cancel = {});
 
 class Cch;
+namespace gpu {
+class CchCustomizer;  // src/core/gpu.hpp: customize() on the GPU
+}
 
 // A read-only array: the Cch's own vectors, or a part of a mapped index image (Cch::view_image).
 template <typename T>
@@ -173,6 +176,10 @@ class Cch {
   CchSpan<VertexIndex> arc_head() const { return head_; }
   CchSpan<double> upward_weights() const { return up_; }
   CchSpan<double> downward_weights() const { return down_; }
+  // What each of those weights came from: an arc of the graph (>= 0, an index into
+  // graph.forward), a lower triangle's middle rank m (as -2 - m), or nothing (kNoArc, +infinity).
+  CchSpan<std::int32_t> upward_vias() const { return up_via_span_; }
+  CchSpan<std::int32_t> downward_vias() const { return down_via_span_; }
 
   // A customized Cch as one flat image (for shared memory): image_bytes() bytes written by
   // write_image() at an 8-byte aligned address. view_image() answers queries straight from such
@@ -230,6 +237,14 @@ class Cch {
   void write_flat(void* out, std::uint64_t magic,
                   const std::vector<std::pair<std::size_t, std::size_t>>& layout,
                   const void* const* arrays) const;
+  // What customize() and the GPU's customization (gpu::CchCustomizer, which fills the four weight
+  // arrays itself) share: begin_customization() refuses a view (kInternal) and a graph of another
+  // topology (kInvalidParameter), marks the hierarchy not customized and sizes the weight arrays
+  // (on huge pages when asked; contents undefined); finish_customization() marks it customized
+  // with what they hold, taking `ms` as the customization's time.
+  friend class gpu::CchCustomizer;
+  void begin_customization(const Graph& graph);
+  void finish_customization(double ms, const CustomizationSplit& split);
   // Appends the original arcs of one CCH arc's upward (lower -> higher) or downward direction.
   void unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const;
   // Elimination-tree walks; return the meeting rank (kNoVertex when none).

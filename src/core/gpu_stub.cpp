@@ -1,6 +1,7 @@
 // The GPU side of a build without CUDA: no devices, no GPU engines, and a reason that says so.
 #ifndef GPU_ROUTING_WITH_CUDA
 
+#include "cch.hpp"
 #include "engine.hpp"
 #include "gpu.hpp"
 
@@ -34,6 +35,22 @@ void* allocate_pinned(std::size_t) {
 void free_pinned(void*) {}
 void open_context(int) {
   throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA");
+}
+
+struct CchCustomizer::State {};
+CchCustomizer::CchCustomizer(const Cch&, const Graph&, int) {
+  throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA",
+                     "customize the road index on the CPU (Cch::customize)");
+}
+CchCustomizer::~CchCustomizer() = default;
+CchCustomizer::CchCustomizer(CchCustomizer&&) noexcept = default;
+CchCustomizer& CchCustomizer::operator=(CchCustomizer&&) noexcept = default;
+CchCustomizationTimes CchCustomizer::customize(Cch&, const Graph&, const CancelToken&) {
+  throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA");
+}
+CchCustomizationTimes customize_cch_on_device(Cch& cch, const Graph& graph,
+                                              const CancelToken& cancel, int device) {
+  return CchCustomizer(cch, graph, device).customize(cch, graph, cancel);
 }
 
 }  // namespace gpu
