@@ -14,6 +14,8 @@
 #   service      the GPU service (test/service/run.sh): 64 sessions checked against pgRouting, a
 #                backend terminated and the service killed mid-request, cancel, GPU memory at 1
 #                and 64 sessions (the suite's server runs the service: gpu_routing.service = auto)
+#   index-gpu    the road index customized on the GPU (test/kept/index_customization.sh) on a
+#                server of its own with the GPU service off (backends then open CUDA contexts)
 #   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
 #   progress     gpu_routing_progress during long calls (test/progress/run.sh) with device = gpu
 #   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
@@ -45,7 +47,7 @@
 #   *.md, *.csv    the benchmark tables, one file per table; bench.tar.gz instead when they are
 #                  more than 6 files
 set -uo pipefail
-all_tests="gpu_tests regress isolation pgtap kept service upgrade progress concurrency memcheck racecheck"
+all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress concurrency memcheck racecheck"
 all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index phast progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
@@ -238,6 +240,16 @@ for part in kept service upgrade progress; do
   [ $s -eq 0 ] || excerpt "$logs/$part.log" -E -A4 '^FAILED' | detail $part logs/$part.log
 done
 unset PGOPTIONS
+if wants "$tests" index-gpu; then
+  begin index-gpu
+  {
+    GPU_ROUTING_SERVER_OPTIONS="-c gpu_routing.service=off" scripts/cluster.sh start /tmp/pg_noservice 54439 &&
+      PGHOST=/tmp/pg_noservice PGPORT=54439 test/kept/index_customization.sh
+  } > "$logs/index-gpu.log" 2>&1; s=$?
+  scripts/cluster.sh stop /tmp/pg_noservice >> "$logs/index-gpu.log" 2>&1
+  result index-gpu $s "service off: $(grep -E '^(ok|FAILED)' "$logs/index-gpu.log" | cut -c1-150)"
+  [ $s -eq 0 ] || tail -n 20 "$logs/index-gpu.log" | detail index-gpu logs/index-gpu.log
+fi
 if wants "$tests" concurrency; then
   begin concurrency
   bash scripts/gpu/concurrency.sh > "$logs/concurrency.log" 2>&1; s=$?

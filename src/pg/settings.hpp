@@ -7,6 +7,9 @@
 
 namespace gpu_routing::pg {
 
+// gpu_routing.index_customization: where a kept graph's road index is customized.
+enum class IndexCustomization { kAuto, kCpu, kGpu };
+
 struct Settings {
   DeviceSetting device = DeviceSetting::kAuto;
   std::string sssp_algorithm = "auto";
@@ -17,6 +20,7 @@ struct Settings {
   int streams = 0;
   // gpu_routing.index_paths = hierarchy: the road index's own paths where shortest paths tie.
   bool index_paths_hierarchy = false;
+  IndexCustomization index_customization = IndexCustomization::kAuto;
 };
 
 void define_settings();       // from _PG_init

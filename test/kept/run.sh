@@ -15,7 +15,9 @@
 #               of the next index, and the call after makes it with the kept order and hierarchy
 #               (customization only); a new form shows its index as asked for until a call
 #               that does not name cch hands its making to a background worker (and answers at
-#               once); that worker terminated mid-way gives its claim back without a restart.
+#               once); that worker terminated mid-way gives its claim back without a restart;
+#               index_customization = gpu customizes on the GPU (refused without one), and the
+#               session's next index after a committed change again (auto, kept customizer).
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
 #               rule), and afterwards the graph is rebuilt on first use and answers right.
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
@@ -284,6 +286,13 @@ if [ -n "$worker" ] && [ "$terminated" = t ] &&
   pass "road index: its background worker terminated mid-way gives the claim back (no restart); the next call's worker makes it"
 else
   fail "road index worker terminated" "first: $first; terminated: $terminated; forms: $forms; again: $again; then: $forms_after; shared: $shared"
+fi
+
+# Where the index is customized (gpu_routing.index_customization): test/kept/index_customization.sh.
+if line=$(test/kept/index_customization.sh "${db}_ic" 2>&1); then
+  pass "${line#ok - }"
+else
+  fail "index customization" "$line"
 fi
 
 # --- kill -9 mid-build: PostgreSQL restarts its sessions; the graph comes back ------------------
