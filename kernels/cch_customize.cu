@@ -363,45 +363,10 @@ CchCustomizer::CchCustomizer(const Cch& cch, const Graph& graph, int device)
         level_tail[at] = r;
       }
   }
-  // The input arcs on each hierarchy arc, by direction, in CSR order (so ascending).
-  const CsrGraph& forward = graph.forward;
-  const ArcIndex* input_to_arc = cch.input_arc_span_.data;
-  const VertexIndex* rank_of_vertex = cch.rank_.data;
-  std::vector<ArcIndex> up_input_first(um + 1, 0), down_input_first(um + 1, 0);
-  auto for_each_input = [&](auto&& visit) {
-    for (VertexIndex x = 0; x < forward.vertex_count; ++x) {
-      const VertexIndex rank_x = rank_of_vertex[x];
-      for (ArcIndex a = forward.begin(x); a < forward.end(x); ++a) {
-        const ArcIndex arc = input_to_arc[a];
-        if (arc == kNoArc) continue;  // a self loop
-        visit(a, arc, rank_x < rank_of_vertex[forward.heads[static_cast<std::size_t>(a)]]);
-      }
-    }
-  };
-  for_each_input([&](ArcIndex, ArcIndex arc, bool upward) {
-    ++(upward ? up_input_first : down_input_first)[static_cast<std::size_t>(arc) + 1];
-  });
-  for (std::size_t a = 0; a < um; ++a) {
-    up_input_first[a + 1] += up_input_first[a];
-    down_input_first[a + 1] += down_input_first[a];
-  }
-  std::vector<ArcIndex> up_input(static_cast<std::size_t>(up_input_first[um])),
-      down_input(static_cast<std::size_t>(down_input_first[um]));
-  {
-    std::vector<ArcIndex> up_next(up_input_first.begin(), up_input_first.end() - 1),
-        down_next(down_input_first.begin(), down_input_first.end() - 1);
-    for_each_input([&](ArcIndex a, ArcIndex arc, bool upward) {
-      if (upward)
-        up_input[static_cast<std::size_t>(up_next[static_cast<std::size_t>(arc)]++)] = a;
-      else
-        down_input[static_cast<std::size_t>(down_next[static_cast<std::size_t>(arc)]++)] = a;
-    });
-  }
-
   const std::size_t topology_bytes =
       (2 * (un + 1) + s.level_first_host.size() + 2 * (um + 1)) * sizeof(ArcIndex) +
       um * (3 * sizeof(ArcIndex) + 3 * sizeof(VertexIndex)) +
-      (up_input.size() + down_input.size()) * sizeof(ArcIndex);
+      s.input_arcs * sizeof(ArcIndex);  // the input arcs' lists (follow_arc_order)
   const std::size_t weight_bytes =
       um * 2 * (sizeof(double) + sizeof(std::int32_t)) + s.input_arcs * sizeof(double);
   // The triangle lists where wanted and the device has the room for them too.
@@ -472,10 +437,6 @@ CchCustomizer::CchCustomizer(const Cch& cch, const Graph& graph, int device)
   upload_vector(s.level_arc, level_arc, stream);
   upload_vector(s.level_tail, level_tail, stream);
   upload_vector(s.level_first, s.level_first_host, stream);
-  upload_vector(s.up_input_first, up_input_first, stream);
-  upload_vector(s.up_input, up_input, stream);
-  upload_vector(s.down_input_first, down_input_first, stream);
-  upload_vector(s.down_input, down_input, stream);
   if (s.triangles) {
     std::vector<VertexIndex> arc_tail(um);
     for (VertexIndex r = 0; r < n; ++r)
@@ -492,8 +453,61 @@ CchCustomizer::CchCustomizer(const Cch& cch, const Graph& graph, int device)
   s.up_via.allocate(std::max<std::size_t>(um, 1));
   s.down_via.allocate(std::max<std::size_t>(um, 1));
   s.stream->synchronize();  // the host vectors go out of scope
-  s.fingerprint = cch.fingerprint_;
+  follow_arc_order(cch, graph);
   s.topology_ms = watch.elapsed_ms();
+}
+
+// The graph arcs each hierarchy arc draws from, by direction, in CSR order (so ascending): the
+// part of the layout that depends on the order the graph's arcs came in.
+void CchCustomizer::follow_arc_order(const Cch& cch, const Graph& graph) {
+  State& s = *state_;
+  if (cch.vertex_count() != s.vertices || cch.arc_count() != s.arcs ||
+      cch.input_arc_span_.count != s.input_arcs || !cch.same_topology(graph))
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "the contraction hierarchy is not the one the GPU customizer was made for");
+  use_device(s.device);
+  const auto um = static_cast<std::size_t>(s.arcs);
+  const CsrGraph& forward = graph.forward;
+  const ArcIndex* input_to_arc = cch.input_arc_span_.data;
+  const VertexIndex* rank_of_vertex = cch.rank_.data;
+  std::vector<ArcIndex> up_input_first(um + 1, 0), down_input_first(um + 1, 0);
+  auto for_each_input = [&](auto&& visit) {
+    for (VertexIndex x = 0; x < forward.vertex_count; ++x) {
+      const VertexIndex rank_x = rank_of_vertex[x];
+      for (ArcIndex a = forward.begin(x); a < forward.end(x); ++a) {
+        const ArcIndex arc = input_to_arc[a];
+        if (arc == kNoArc) continue;  // a self loop
+        visit(a, arc, rank_x < rank_of_vertex[forward.heads[static_cast<std::size_t>(a)]]);
+      }
+    }
+  };
+  for_each_input([&](ArcIndex, ArcIndex arc, bool upward) {
+    ++(upward ? up_input_first : down_input_first)[static_cast<std::size_t>(arc) + 1];
+  });
+  for (std::size_t a = 0; a < um; ++a) {
+    up_input_first[a + 1] += up_input_first[a];
+    down_input_first[a + 1] += down_input_first[a];
+  }
+  std::vector<ArcIndex> up_input(static_cast<std::size_t>(up_input_first[um])),
+      down_input(static_cast<std::size_t>(down_input_first[um]));
+  {
+    std::vector<ArcIndex> up_next(up_input_first.begin(), up_input_first.end() - 1),
+        down_next(down_input_first.begin(), down_input_first.end() - 1);
+    for_each_input([&](ArcIndex a, ArcIndex arc, bool upward) {
+      if (upward)
+        up_input[static_cast<std::size_t>(up_next[static_cast<std::size_t>(arc)]++)] = a;
+      else
+        down_input[static_cast<std::size_t>(down_next[static_cast<std::size_t>(arc)]++)] = a;
+    });
+  }
+
+  const cudaStream_t stream = s.stream->get();
+  upload_vector(s.up_input_first, up_input_first, stream);
+  upload_vector(s.up_input, up_input, stream);
+  upload_vector(s.down_input_first, down_input_first, stream);
+  upload_vector(s.down_input, down_input, stream);
+  s.stream->synchronize();  // the host vectors go out of scope
+  s.fingerprint = cch.fingerprint_;
 }
 
 CchCustomizer::~CchCustomizer() = default;

@@ -48,6 +48,9 @@ CchCustomizer& CchCustomizer::operator=(CchCustomizer&&) noexcept = default;
 CchCustomizationTimes CchCustomizer::customize(Cch&, const Graph&, const CancelToken&) {
   throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA");
 }
+void CchCustomizer::follow_arc_order(const Cch&, const Graph&) {
+  throw RoutingError(ErrorKind::kNoDevice, "gpu_routing was built without CUDA");
+}
 CchCustomizationTimes customize_cch_on_device(Cch& cch, const Graph& graph,
                                               const CancelToken& cancel, int device) {
   return CchCustomizer(cch, graph, device).customize(cch, graph, cancel);

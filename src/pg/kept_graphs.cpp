@@ -1404,12 +1404,16 @@ bool customize_index(Cch& index, const Graph& graph, uint64 topology,
     g_customizer = nullptr;
     g_customizer_key = 0;
   };
+  bool fresh = false;
   if (g_customizer == nullptr || g_customizer_key != key) {
     forget();  // one kept: its device memory goes first
     g_customizer = new gpu::CchCustomizer(index, graph);
     g_customizer_key = key;
+    fresh = true;
   }
   try {
+    // The same hierarchy; the graph's arcs may have come in another order (an UPDATE moves rows).
+    if (!fresh) g_customizer->follow_arc_order(index, graph);
     g_customizer->customize(index, graph, cancel);
   } catch (...) {
     forget();  // a customizer that failed midway (cancel, device error) is not trusted again

@@ -6,6 +6,8 @@
 // cancel. Skips where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -170,6 +172,45 @@ TEST(GpuCchCustomize, EqualsTheCpuOnGridsAndAgainAfterTheWeightsChange) {
     cpu.customize(g);
     ASSERT_TRUE(same_customization(copied, cpu));
   }
+}
+
+// A kept graph's rows after an UPDATE: the same edges in another order, so the same topology and
+// vertex indices but other CSR places for the arcs. The customizer refuses the moved graph until
+// follow_arc_order has listed the input arcs again, then gives the CPU's customization.
+TEST(GpuCchCustomize, FollowsTheGraphsArcsIntoAnotherOrder) {
+  SKIP_WITHOUT_GPU();
+  const EdgeTable t = road_grid_edges(120, 11, 9);
+  const Graph g = build_graph(t.view(), true);
+  Cch gpu_side(g, cch_order(g));
+  gpu::CchCustomizer customizer(gpu_side, g);
+  customizer.customize(gpu_side, g);
+  std::vector<std::uint64_t> image((gpu_side.topology_image_bytes() + 7) / 8);
+  gpu_side.write_topology_image(image.data());
+  EdgeTable moved;
+  moved.with_reverse = t.with_reverse;
+  std::vector<std::size_t> rows(t.ids.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  std::shuffle(rows.begin(), rows.end(), std::mt19937(5));
+  for (const std::size_t i : rows) {
+    moved.ids.push_back(t.ids[i]);
+    moved.sources.push_back(t.sources[i]);
+    moved.targets.push_back(t.targets[i]);
+    moved.costs.push_back(t.costs[i] + (i % 7 == 0 ? 1 : 0));  // a cost change too
+    moved.reverse_costs.push_back(t.reverse_costs[i]);
+  }
+  const Graph h = build_graph(moved.view(), true);
+  Cch copied = Cch::from_topology_image(image.data(), gpu_side.topology_image_bytes(), h);
+  try {
+    customizer.customize(copied, h);
+    FAIL() << "the moved arcs were not noticed";
+  } catch (const RoutingError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter);
+  }
+  customizer.follow_arc_order(copied, h);
+  customizer.customize(copied, h);
+  Cch cpu = Cch::from_topology_image(image.data(), gpu_side.topology_image_bytes(), h);
+  cpu.customize(h, {}, 1);
+  ASSERT_TRUE(same_customization(copied, cpu));
 }
 
 TEST(GpuCchCustomize, RefusesAnotherTopology) {
