@@ -32,6 +32,8 @@
 #                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
 #                       that in all: run it alone)
 #   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
+#   index-custom        re-customizing New York's kept index after committed changes, CPU vs GPU, in
+#                       SQL (bench/index_customization_bench.sh) on a server without the service
 #   sql-index           the road index vs Dijkstra on kept graphs vs pgRouting, New York and Rome, on
 #                       the machine's CPU cores (sql_bench --suite index)
 #   phast               one-to-all trees on the road index: the GPU's PHAST vs one CPU core vs
@@ -48,7 +50,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress concurrency memcheck racecheck"
-all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index phast progress-bench engines sssp-engines scaling"
+all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -327,6 +329,11 @@ for part in $bench; do
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     sql-index)
       bench_run "$part" sql_index.md "$bin/sql_bench" --suite index --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
+    index-custom)
+      # A server of its own with the GPU service off: backends customize on their own GPU.
+      GPU_ROUTING_SERVER_OPTIONS="-c gpu_routing.service=off" scripts/cluster.sh start /tmp/pg_icbench 54438 > "$logs/index-custom-server.log" 2>&1
+      PGHOST=/tmp/pg_icbench PGPORT=54438 bench_run "$part" index_customization.md bash bench/index_customization_bench.sh "$GPU_ROUTING_DATA"
+      scripts/cluster.sh stop /tmp/pg_icbench >> "$logs/index-custom-server.log" 2>&1 ;;
     phast)
       bench_run "$part" phast.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" --reps 9 ;;
     progress-bench)
