@@ -6,7 +6,8 @@
 EXTENSION = gpu_routing
 MODULE_big = gpu_routing
 DATA = sql/gpu_routing--0.1.0.sql sql/gpu_routing--0.1.0--0.2.0.sql sql/gpu_routing--0.2.0.sql \
-       sql/gpu_routing--0.2.0--0.3.0.sql sql/gpu_routing--0.3.0.sql
+       sql/gpu_routing--0.2.0--0.3.0.sql sql/gpu_routing--0.3.0.sql \
+       sql/gpu_routing--0.3.0--0.4.0.sql sql/gpu_routing--0.4.0.sql
 PGFILEDESC = "gpu_routing - shortest paths on the GPU"
 OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
 

@@ -25,6 +25,9 @@
 # BENCH (default: none)
 #   sql-sssp, sql-apsp  end to end against pgRouting on the same server (sql_bench)
 #   sql-kept            kept graph vs edges_sql vs pgRouting, CPU and GPU (sql_bench --suite kept)
+#   sql-auto            auto against every engine forced on the CPU and the GPU, on every workload
+#                       of the SQL suites (sql_bench --suite auto, after gpu_routing_calibrate());
+#                       AUTO_PART=K/M runs a share of the workloads (the whole takes over 10 min)
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
 #   kept-pgbench-cpu    the same with the CPU engine (the machine's cores)
 #   service-pgbench     the GPU service (issue 10): 64 clients of random New York routes, service vs
@@ -50,7 +53,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress concurrency memcheck racecheck"
-all_bench="sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -327,6 +330,8 @@ for part in $bench; do
         --pgr-duration $((seconds < 30 ? seconds : 30)) ;;
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
+    sql-auto)
+      bench_run "$part" "sql_auto${AUTO_PART:+_${AUTO_PART/\//of}}.md" "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ${AUTO_PART:+--part "$AUTO_PART"} ;;
     sql-index)
       bench_run "$part" sql_index.md "$bin/sql_bench" --suite index --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
     index-custom)

@@ -1,5 +1,8 @@
 #include "engine_select.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace gpu_routing {
 
 namespace {
@@ -54,14 +57,71 @@ const char* auto_algorithm(Device device, const ProblemShape& shape, std::string
   return "near_far";
 }
 
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, ms < 10 ? "%.1f ms" : "%.0f ms", ms);
+  return text;
+}
+
+std::string engine_label(const EngineInfo& info) {
+  return std::string(device_label(info.device)) + " " + info.name;
+}
+
+// auto by estimates: the cheapest modelled engine of the family on the devices the setting allows.
+// Null where none applies (the size rules decide then).
+const EngineInfo* cheapest_engine(DeviceSetting device, const ProblemShape& shape,
+                                  const gpu::Availability& gpus, const AutoCosts& costs,
+                                  std::string& reason) {
+  const bool many = shape.many_source;
+  struct Estimate {
+    const EngineInfo* engine;
+    double ms;
+  };
+  std::vector<Estimate> estimates;
+  for (const auto& info : engine_table()) {
+    if (many ? !info.many_source : !info.single_source) continue;
+    if (device == DeviceSetting::kCpu && info.device != Device::kCpu) continue;
+    if (device == DeviceSetting::kGpu && info.device != Device::kGpu) continue;
+    if (info.device == Device::kGpu && !gpus.usable) continue;
+    const double ms = estimate_call_ms(info, costs.shape, costs.state, costs.speeds);
+    if (ms >= 0) estimates.push_back({&info, ms});
+  }
+  if (estimates.empty()) return nullptr;
+  std::stable_sort(estimates.begin(), estimates.end(),
+                   [](const Estimate& a, const Estimate& b) { return a.ms < b.ms; });
+  const Estimate& best = estimates.front();
+  // The alternative worth naming: the best on the other device, else the runner-up.
+  const Estimate* alternative = nullptr;
+  for (std::size_t i = 1; i < estimates.size() && alternative == nullptr; ++i)
+    if (estimates[i].engine->device != best.engine->device) alternative = &estimates[i];
+  if (alternative == nullptr && estimates.size() > 1) alternative = &estimates[1];
+  reason = "auto: " + engine_label(*best.engine) + ", estimated " + ms_text(best.ms);
+  if (alternative != nullptr)
+    reason += "; best alternative " + engine_label(*alternative->engine) + ", estimated " +
+              ms_text(alternative->ms);
+  if (!gpus.usable && device != DeviceSetting::kCpu)
+    reason += "; no usable GPU (" + gpus.reason + ")";
+  reason += " (" + costs.speeds.origin + " speeds)";
+  return best.engine;
+}
+
 }  // namespace
 
 EngineSelection select_engine(DeviceSetting device, const std::string& algorithm,
-                              const ProblemShape& shape, const gpu::Availability& gpus) {
+                              const ProblemShape& shape, const gpu::Availability& gpus,
+                              const AutoCosts* costs) {
   const bool many = shape.many_source;
   const char* setting = many ? "gpu_routing.apsp_algorithm" : "gpu_routing.sssp_algorithm";
   EngineSelection selection;
   const bool is_auto = algorithm.empty() || algorithm == "auto";
+  if (is_auto && costs != nullptr) {
+    if (device == DeviceSetting::kGpu && !gpus.usable)
+      throw RoutingError(ErrorKind::kNoDevice,
+                         "gpu_routing.device = gpu needs a GPU, but none is usable: " + gpus.reason,
+                         "Set gpu_routing.device = auto or cpu to run on the CPU.");
+    selection.engine = cheapest_engine(device, shape, gpus, *costs, selection.reason);
+    if (selection.engine != nullptr) return selection;
+  }
 
   if (!is_auto) {
     bool known = false;

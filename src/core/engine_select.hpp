@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cost_model.hpp"
 #include "engine.hpp"
 #include "gpu.hpp"
 
@@ -28,10 +29,20 @@ struct EngineSelection {
   std::string reason;  // why this engine, for gpu_routing_last_run() ("auto: ...")
 };
 
+// What auto estimates from (cost_model.hpp): the call, the device state, the machine's speeds.
+struct AutoCosts {
+  CallCostShape shape;
+  DeviceState state;
+  MachineSpeeds speeds;
+};
+
 // Throws RoutingError (kInvalidParameter for an unknown name or an engine the device setting
-// excludes, kNoDevice for device = gpu without a usable GPU).
+// excludes, kNoDevice for device = gpu without a usable GPU). With `costs`, auto (the device,
+// the algorithm or both) takes the engine of the smallest estimated cost among those the settings
+// allow; without, the size rules below decide.
 EngineSelection select_engine(DeviceSetting device, const std::string& algorithm,
-                              const ProblemShape& shape, const gpu::Availability& gpus);
+                              const ProblemShape& shape, const gpu::Availability& gpus,
+                              const AutoCosts* costs = nullptr);
 
 // Below these sizes auto keeps single-source work on the CPU: the GPU's fixed costs (upload,
 // launches, one round per frontier) exceed Dijkstra's whole run. Set from bench/ measurements.

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 
+#include "cch.hpp"
 #include "parallel.hpp"
 #include "predecessors.hpp"
 
@@ -164,9 +167,12 @@ void RoutingCall::prepare() {
   shape.road_index = options_.engine.road_index != nullptr;
   shape.compact_targets = kind_ == CallKind::kCostMatrix && !all_targets_ && targets_of_.empty();
   shape_ = shape;
-  EngineSelection selection = select_engine(
-      options_.device, options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm,
-      shape, gpus_);
+  const std::string& algorithm =
+      options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm;
+  std::unique_ptr<AutoCosts> costs;
+  if (options_.speeds != nullptr && (algorithm.empty() || algorithm == "auto"))
+    costs = std::make_unique<AutoCosts>(auto_costs(shape));
+  EngineSelection selection = select_engine(options_.device, algorithm, shape, gpus_, costs.get());
   summary_.algorithm = selection.engine->name;
   summary_.reason = selection.reason;
 
@@ -270,6 +276,64 @@ void RoutingCall::prepare() {
     }
   }
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
+}
+
+AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
+  AutoCosts costs;
+  costs.speeds = *options_.speeds;
+  CallCostShape& shape = costs.shape;
+  const Graph& graph = *graph_;
+  const std::int64_t n = graph.vertex_count();
+  shape.vertices = graph.vertex_count();
+  shape.arcs = graph.arc_count();
+  shape.sources = static_cast<std::int64_t>(source_indices_.size());
+  shape.all_pairs = problem.all_pairs;
+  shape.compact_targets = problem.compact_targets;
+  const double S = static_cast<double>(shape.sources);
+  if (!targets_of_.empty()) {
+    std::size_t pairs = 0;
+    for (const auto& of_source : targets_of_) pairs += of_source.size();
+    shape.targets_per_source =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(pairs / targets_of_.size()));
+  } else if (!all_targets_ && (kind_ == CallKind::kCostMatrix || kind_ == CallKind::kPaths)) {
+    shape.targets_per_source = static_cast<std::int64_t>(shared_targets_.size());
+  }
+  const double width =
+      shape.targets_per_source > 0 ? static_cast<double>(shape.targets_per_source) : n;
+  switch (kind_) {
+    case CallKind::kSsspOne:
+    case CallKind::kSsspMany:
+      shape.result_rows = S * n;
+      break;
+    case CallKind::kPaths:  // rows per path: about the square root of a road network's size
+      shape.result_rows = S * width * std::sqrt(static_cast<double>(n));
+      break;
+    default:
+      shape.result_rows = options_.cost_arrays ? S * (1 + width / 16) : S * width;
+  }
+  shape.result_cells = S * (problem.compact_targets ? width : static_cast<double>(n));
+  shape.far_fraction = far_arc_share(graph.forward);
+  const double v = static_cast<double>(n);
+  shape.dense = static_cast<double>(graph.arc_count()) >= kAutoDenseDensity * v * v &&
+                n <= kAutoDenseMaxVerticesGpu;
+  // Rounds of Bellman-Ford style engines follow the hop depth: measured by one BFS where that
+  // is cheap against the many sources' work.
+  if (options_.many_source && shape.sources > 1 && n <= 65536)
+    shape.hop_depth = hop_depth(graph.forward, source_indices_.front());
+  if (options_.engine.road_index != nullptr)
+    shape.index_arcs = options_.engine.road_index->arc_count();
+
+  DeviceState& state = costs.state;
+  state.gpu_usable = gpus_.usable;
+  state.cpu_threads = resolve_thread_count(options_.engine.threads);
+  state.service = options_.remote != nullptr;
+  state.context_open = !state.service && gpu::context_memory_bytes() > 0;
+  if (state.service && !options_.kept_image_segment.empty())
+    state.kept_engine = "*";  // the service keeps a kept graph's device copy for every engine
+  else if (options_.engine_cache != nullptr && options_.engine_cache->peek() != nullptr)
+    state.kept_engine = std::string(device_label(options_.engine_cache->peek()->device())) + " " +
+                        options_.engine_cache->peek()->name();
+  return costs;
 }
 
 void RoutingCall::solve_batch(std::size_t first, int count) {

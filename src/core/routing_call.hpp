@@ -54,6 +54,8 @@ struct CallOptions {
   // kPaths on an engine with its own path search (the road index): its pick where shortest paths
   // tie, one query per pair, instead of a tree and the common predecessor rule.
   bool index_paths_hierarchy = false;
+  // The machine's speeds for auto's estimates (null: auto decides by the size rules alone).
+  const MachineSpeeds* speeds = nullptr;
 };
 
 // A batch's rows, which the engine fills whole before anything reads them: allocated without the
@@ -181,6 +183,8 @@ class RoutingCall {
   // engine in this process (from the batch that failed on).
   void continue_on_cpu(const RoutingError& why);
   void solve_locally(const SolveRequest& request);
+  // What auto estimates from: this call's shape and the state of the devices.
+  AutoCosts auto_costs(const ProblemShape& shape) const;
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
   // Every 256 traced paths: a cancel check, and the rows so far within max_memory.

@@ -19,6 +19,7 @@
 #include "query_reader.hpp"
 #include "service.hpp"
 #include "settings.hpp"
+#include "speeds.hpp"
 
 #include "postgres_headers.hpp"
 #include "result_store.hpp"
@@ -481,6 +482,10 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
                                     : service->configured                  ? service->gpus
                                                                            : gpu::availability();
     options.remote = service->remote;
+    // auto estimates each engine's cost with this server's speeds (gpu_routing_calibrate()).
+    static MachineSpeeds speeds;
+    speeds = current_speeds(gpus, settings.threads);
+    options.speeds = &speeds;
     if (kept.graph != nullptr && kept.has_image)
       options.kept_image_segment = kept_image_segment_name(kept.image_handle);
     options.engine_cache = kept.engines;
@@ -794,7 +799,7 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
   Failure failure;
   bool ok = guarded(&failure, [&] {
     rows = own(slot, new Rows());
-    rows->emplace_back("version", "0.3.0");
+    rows->emplace_back("version", "0.4.0");
     rows->emplace_back("build", gpu_routing::gpu::build_description());
     Settings settings = current_settings();
     ServiceUse service;

@@ -1,10 +1,10 @@
 -- types_check: every function and overload of gpu_routing exists with the documented argument
 -- names, types and defaults, returns the documented columns and types, and has the declared
--- language, strictness and volatility (sql/gpu_routing--0.3.0.sql is the documentation).
+-- language, strictness and volatility (sql/gpu_routing--0.4.0.sql is the documentation).
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(297);
+SELECT plan(307);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -99,6 +99,11 @@ SELECT pg_temp.overload_checks('gpu_routing_last_run', '{}', false, '', '{}',
   '"compute_ms double precision","transfer_ms double precision","emit_ms double precision",'
   '"total_ms double precision","notes text","graph text","batch_size integer",'
   '"wait_ms double precision"}');
+SELECT pg_temp.overload_checks('gpu_routing_calibrate', '{}', false, '', '{}',
+  '{"speed text","value double precision","source text"}');
+-- It writes a file of the server's: superusers only.
+SELECT ok(NOT has_function_privilege('public', 'gpu_routing_calibrate()', 'EXECUTE'),
+          'gpu_routing_calibrate() is not executable by PUBLIC');
 SELECT pg_temp.overload_checks('gpu_graphs', '{}', false, '', '{}',
   '{"name text","owner regrole","edges_sql text","tables regclass[]","refresh text","state text",'
   '"forms text","vertices bigint","edges bigint","host_bytes bigint","device_bytes bigint",'
@@ -200,7 +205,7 @@ SELECT set_eq(
         'gpu_path(text,bigint[],bigint,boolean)', 'gpu_path(text,bigint[],bigint[],boolean)',
         'gpu_path(text,text,boolean)', 'gpu_apsp(text,boolean)',
         'gpu_apsp(text,bigint[],bigint[],boolean)', 'gpu_routing_info()', 'gpu_routing_last_run()',
-        'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
+        'gpu_routing_calibrate()', 'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
         'gpu_graph_index(text,boolean)', 'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
         'gpu_routing_get_progress()', 'gpu_apsp_array(text,boolean)',
         'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)']
@@ -211,7 +216,7 @@ SELECT set_eq(
                         'gpu_apsp_array(text,bigint[],bigint[],boolean)']) AS f,
            unnest(ARRAY['smallint', 'integer', 'numeric']) AS t),
   'gpu_routing defines exactly the documented functions');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.3.0', 'extension version 0.3.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.4.0', 'extension version 0.4.0');
 
 -- None runs as its owner, none is marked parallel safe (they run SPI queries and hold devices).
 SELECT is((SELECT count(*)::int FROM pg_proc p

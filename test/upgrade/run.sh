@@ -4,9 +4,9 @@
 # that kept graphs work). Creates its own databases and drops them at the end.
 #
 # For every older version V the installed files offer (pg_available_extension_versions; today
-# 0.1.0 and 0.2.0), against the default version D (gpu_routing.control; today 0.3.0):
+# 0.1.0 and 0.2.0), against the default version D (gpu_routing.control; today 0.4.0):
 #   0. The update path (pg_extension_update_paths) is the chain of every version from V to D, one
-#      gpu_routing--A--B.sql a step: 0.1.0 goes through 0.2.0 to 0.3.0.
+#      gpu_routing--A--B.sql a step: 0.1.0 goes through 0.2.0 and 0.3.0 to 0.4.0.
 #   1. database "from_V": CREATE EXTENSION gpu_routing VERSION 'V'; the sample network
 #      (sample_network.sql of the data folder); user objects that use the extension: a view over
 #      gpu_path, a SQL function (BEGIN ATOMIC, so it depends on gpu_apsp) and a PL/pgSQL function
@@ -51,7 +51,7 @@ catalog_sql=$here/catalog.sql
 edges="SELECT id, source, target, cost, reverse_cost FROM sample_edges"
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 # The columns of gpu_routing_last_run() at each version, and the query that counts them.
-declare -A last_run_columns=([0.1.0]=16 [0.2.0]=17 [0.3.0]=19)
+declare -A last_run_columns=([0.1.0]=16 [0.2.0]=17 [0.3.0]=19 [0.4.0]=19)
 columns_sql="SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
              WHERE p.proname = 'gpu_routing_last_run' AND m = 't'"
 # The message README's "Upgrading from an older version" quotes, for a view over gpu_routing_last_run().

@@ -1,0 +1,404 @@
+#include "calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <thread>
+
+#include "cch.hpp"
+#include "parallel.hpp"
+
+namespace gpu_routing {
+
+namespace {
+
+// Edge rows for build_graph, generated deterministically.
+struct Edges {
+  std::vector<std::int64_t> ids, sources, targets;
+  std::vector<double> costs;
+  void add(std::int64_t s, std::int64_t t, double c) {
+    ids.push_back(static_cast<std::int64_t>(ids.size()) + 1);
+    sources.push_back(s);
+    targets.push_back(t);
+    costs.push_back(c);
+  }
+  Graph build(const CancelToken& cancel) const {
+    EdgeArrays arrays;
+    arrays.count = ids.size();
+    arrays.ids = ids.data();
+    arrays.sources = sources.data();
+    arrays.targets = targets.data();
+    arrays.costs = costs.data();
+    Graph graph = build_graph(arrays, true, cancel);
+    ensure_reverse(graph);
+    return graph;
+  }
+};
+
+struct Random {
+  std::uint64_t state;
+  std::uint64_t next() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  }
+  double cost() { return 1.0 + static_cast<double>(next() % 100); }
+};
+
+// A side x side grid, both directions, numbered row by row.
+Graph grid(int side, const CancelToken& cancel) {
+  Edges edges;
+  Random random{12345};
+  auto id = [side](int r, int c) { return static_cast<std::int64_t>(r) * side + c + 1; };
+  for (int r = 0; r < side; ++r)
+    for (int c = 0; c < side; ++c) {
+      if (c + 1 < side) {
+        edges.add(id(r, c), id(r, c + 1), random.cost());
+        edges.add(id(r, c + 1), id(r, c), random.cost());
+      }
+      if (r + 1 < side) {
+        edges.add(id(r, c), id(r + 1, c), random.cost());
+        edges.add(id(r + 1, c), id(r, c), random.cost());
+      }
+    }
+  return edges.build(cancel);
+}
+
+// `vertices` vertices, `degree` arcs out of each to random vertices (plus a ring: every vertex
+// reaches every other).
+Graph random_graph(int vertices, int degree, const CancelToken& cancel) {
+  Edges edges;
+  Random random{987654321};
+  for (int v = 0; v < vertices; ++v) {
+    edges.add(v + 1, (v + 1) % vertices + 1, random.cost());
+    for (int d = 1; d < degree; ++d)
+      edges.add(v + 1, static_cast<std::int64_t>(random.next() % vertices) + 1, random.cost());
+  }
+  return edges.build(cancel);
+}
+
+Graph dense_graph(int vertices, double density, const CancelToken& cancel) {
+  Edges edges;
+  Random random{424242};
+  const std::uint64_t threshold = static_cast<std::uint64_t>(density * 1000000);
+  for (int u = 0; u < vertices; ++u)
+    for (int v = 0; v < vertices; ++v)
+      if (u != v && random.next() % 1000000 < threshold) edges.add(u + 1, v + 1, random.cost());
+  return edges.build(cancel);
+}
+
+std::vector<VertexIndex> spread_sources(const Graph& graph, int count) {
+  std::vector<VertexIndex> sources;
+  const std::int64_t n = graph.vertex_count();
+  for (int i = 0; i < count; ++i)
+    sources.push_back(static_cast<VertexIndex>((static_cast<std::int64_t>(i) * 7919 + 1) % n));
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  return sources;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// Milliseconds of one solve of `sources` (full rows, or compact rows to `targets`), median of
+// three after a warm-up.
+double time_solve(ShortestPathEngine& engine, const Graph& graph,
+                  const std::vector<VertexIndex>& sources, const CancelToken& cancel,
+                  const std::vector<VertexIndex>* targets = nullptr) {
+  const std::size_t width =
+      targets != nullptr ? targets->size() : static_cast<std::size_t>(graph.vertex_count());
+  std::vector<double> rows(sources.size() * width);
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = static_cast<int>(sources.size());
+  request.distances = rows.data();
+  if (targets != nullptr) {
+    request.targets = targets->data();
+    request.target_count = static_cast<int>(targets->size());
+    request.compact_targets = true;
+  }
+  std::vector<double> times;
+  for (int run = 0; run < 4; ++run) {
+    cancel.throw_if_requested();
+    Stopwatch watch;
+    engine.solve(request);
+    if (run > 0) times.push_back(watch.elapsed_ms());
+  }
+  return median_of(times);
+}
+
+// The dense engines close the whole matrix on their first solve() and copy rows afterwards: each
+// run makes its engine afresh (median of three).
+template <typename Make>
+double time_dense(Make&& make, const Graph& graph, const CancelToken& cancel) {
+  std::vector<VertexIndex> all(static_cast<std::size_t>(graph.vertex_count()));
+  for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<VertexIndex>(v);
+  std::vector<double> rows(all.size() * all.size());
+  SolveRequest request;
+  request.sources = all.data();
+  request.source_count = static_cast<int>(all.size());
+  request.distances = rows.data();
+  std::vector<double> times;
+  for (int run = 0; run < 3; ++run) {
+    cancel.throw_if_requested();
+    auto engine = make();
+    Stopwatch watch;
+    engine->solve(request);
+    times.push_back(watch.elapsed_ms());
+  }
+  return median_of(times);
+}
+
+double clamp_positive(double value, double floor) {
+  return std::max(value, floor);
+}
+
+}  // namespace
+
+std::string hardware_description(const gpu::Availability& gpus, int threads) {
+  // /proc/cpuinfo is read once a process: on a many-core host it is long, and every auto call
+  // compares the hardware.
+  static const std::string cpu = [] {
+    std::ifstream info("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(info, line))
+      if (line.rfind("model name", 0) == 0) {
+        const std::size_t colon = line.find(':');
+        if (colon != std::string::npos) return line.substr(colon + 2);
+      }
+    return std::string("CPU");
+  }();
+  std::string text = cpu + " x " + std::to_string(threads) + " threads";
+  if (gpus.usable)
+    for (const auto& device : gpus.devices) text += "; " + device.name;
+  else
+    text += "; no GPU";
+  return text;
+}
+
+Calibration calibrate(const CalibrationOptions& options) {
+  Calibration result;
+  MachineSpeeds& s = result.speeds;
+  const CancelToken& cancel = options.cancel;
+  const int threads = resolve_thread_count(options.threads);
+  auto measured = [&](const char* name) { result.measured.emplace_back(name); };
+
+  EngineOptions one_thread;
+  one_thread.threads = 1;
+  one_thread.cancel = cancel;
+  EngineOptions every_thread = one_thread;
+  every_thread.threads = threads;
+  const EngineInfo* dijkstra = find_engine("dijkstra", Device::kCpu);
+  const EngineInfo* cpu_fw = find_engine("blocked_fw", Device::kCpu);
+  const EngineInfo* cpu_cch = find_engine("cch", Device::kCpu);
+
+  const Graph local = grid(512, cancel);
+  // 2^20 vertices: the random graph's distances (8 MB) and heap leave the caches, as a big
+  // unordered graph's do.
+  const Graph far = random_graph(1 << 20, 4, cancel);
+  const double local_arcs = static_cast<double>(local.arc_count());
+  const double far_arcs = static_cast<double>(far.arc_count());
+  const std::vector<VertexIndex> one = {0};
+
+  // CPU Dijkstra: one source on one thread, then many on every thread.
+  {
+    auto engine = dijkstra->create(local, one_thread);
+    const double single = time_solve(*engine, local, one, cancel);
+    s.cpu_dijkstra_local_ns = clamp_positive(single * 1e6 / local_arcs, 0.1);
+    auto far_engine = dijkstra->create(far, one_thread);
+    s.cpu_dijkstra_far_ns =
+        clamp_positive(time_solve(*far_engine, far, one, cancel) * 1e6 / far_arcs, 0.1);
+    measured("cpu_dijkstra_local_ns");
+    measured("cpu_dijkstra_far_ns");
+    if (threads > 1) {
+      auto many_engine = dijkstra->create(local, every_thread);
+      const auto sources = spread_sources(local, threads * 4);
+      const double many = time_solve(*many_engine, local, sources, cancel);
+      const double speedup = static_cast<double>(sources.size()) * single / many;
+      s.cpu_parallel_efficiency = std::clamp(speedup / threads, 0.05, 1.5);
+      measured("cpu_parallel_efficiency");
+    }
+  }
+  const double cpu_speedup = threads > 1 ? std::max(1.0, threads * s.cpu_parallel_efficiency) : 1.0;
+
+  // Blocked Floyd-Warshall on every thread, scaled to one thread's time (the model divides).
+  const Graph dense = dense_graph(512, 0.2, cancel);
+  {
+    const double v3 = std::pow(static_cast<double>(dense.vertex_count()), 3);
+    const double ms =
+        time_dense([&] { return cpu_fw->create(dense, every_thread); }, dense, cancel);
+    s.cpu_fw_ns = clamp_positive(ms * 1e6 * cpu_speedup / v3, 1e-4);
+    measured("cpu_fw_ns");
+  }
+
+  // The road index of a 128 x 128 grid: a sweep per source, a query per source or target.
+  const Graph small_grid = grid(128, cancel);
+  Cch index(small_grid, cch_order(small_grid, nullptr, nullptr, cancel), cancel);
+  index.customize(small_grid, cancel, 1);
+  {
+    EngineOptions with_index = one_thread;
+    with_index.road_index = &index;
+    auto engine = cpu_cch->create(small_grid, with_index);
+    const auto sources = spread_sources(small_grid, 64);
+    const auto targets = spread_sources(small_grid, 65);
+    const double matrix = time_solve(*engine, small_grid, sources, cancel, &targets);
+    s.cpu_cch_query_us =
+        clamp_positive(matrix * 1e3 / static_cast<double>(sources.size() + targets.size()), 0.01);
+    const double sweep = time_solve(*engine, small_grid, one, cancel);
+    s.cpu_cch_sweep_ns = clamp_positive(
+        (sweep - s.cpu_cch_query_us * 1e-3) * 1e6 / static_cast<double>(index.arc_count()), 0.01);
+    measured("cpu_cch_query_us");
+    measured("cpu_cch_sweep_ns");
+  }
+
+  if (options.gpus == nullptr || !options.gpus->usable || !options.make_gpu_engine) {
+    result.notes.push_back(
+        "GPU speeds: built-in (" +
+        std::string(options.gpus == nullptr ? "the GPU was not asked for" : options.gpus->reason) +
+        ")");
+    return result;
+  }
+
+  // GPU. The first engine of a process opens its context: timed against a second one.
+  const EngineInfo* near_far = find_engine("near_far", Device::kGpu);
+  const EngineInfo* multi_source = find_engine("multi_source", Device::kGpu);
+  const EngineInfo* gpu_fw = find_engine("blocked_fw", Device::kGpu);
+  const EngineInfo* gpu_cch = find_engine("cch", Device::kGpu);
+  EngineOptions gpu_options;
+  gpu_options.cancel = cancel;
+  const Graph tiny = grid(16, cancel);
+  const bool context_was_open = gpu::context_memory_bytes() > 0;
+  double first_ms = 0, call_ms = 0;
+  {
+    Stopwatch watch;
+    auto engine = options.make_gpu_engine(*near_far, tiny, gpu_options);
+    first_ms = watch.elapsed_ms();
+  }
+  {
+    std::vector<double> times;
+    for (int run = 0; run < 3; ++run) {
+      cancel.throw_if_requested();
+      Stopwatch watch;
+      auto engine = options.make_gpu_engine(*near_far, tiny, gpu_options);
+      std::vector<double> row(static_cast<std::size_t>(tiny.vertex_count()));
+      SolveRequest request;
+      request.sources = one.data();
+      request.source_count = 1;
+      request.distances = row.data();
+      engine->solve(request);
+      times.push_back(watch.elapsed_ms());
+    }
+    call_ms = median_of(times);
+  }
+  if (options.through_service) {
+    s.gpu_service_call_ms = call_ms;
+    measured("gpu_service_call_ms");
+  } else {
+    s.gpu_call_ms = call_ms;
+    measured("gpu_call_ms");
+    if (!context_was_open) {
+      s.gpu_context_ms = clamp_positive(first_ms - call_ms, 0);
+      measured("gpu_context_ms");
+    } else {
+      result.notes.push_back(
+          "gpu_context_ms: built-in (this session had opened its CUDA context already)");
+    }
+  }
+
+  // The graph's copy to the device: making an engine for the grid against the tiny one's.
+  {
+    std::vector<double> times;
+    for (int run = 0; run < 3; ++run) {
+      cancel.throw_if_requested();
+      Stopwatch watch;
+      auto engine = options.make_gpu_engine(*near_far, local, gpu_options);
+      times.push_back(watch.elapsed_ms());
+    }
+    const double bytes = local_arcs * 12.0 + static_cast<double>(local.vertex_count()) * 8.0;
+    s.gpu_upload_ns_per_byte = clamp_positive((median_of(times) - call_ms) * 1e6 / bytes, 0.001);
+    measured("gpu_upload_ns_per_byte");
+  }
+
+  // near_far: one source, then many; on the grid and on the random graph.
+  {
+    auto engine = options.make_gpu_engine(*near_far, local, gpu_options);
+    s.gpu_single_local_ns =
+        clamp_positive(time_solve(*engine, local, one, cancel) * 1e6 / local_arcs, 0.01);
+    const auto sources = spread_sources(local, 128);
+    const double rows_bytes =
+        static_cast<double>(sources.size()) * static_cast<double>(local.vertex_count()) * 8.0;
+    const double many = time_solve(*engine, local, sources, cancel);
+    // Per source on a small graph: what a source costs beyond its arcs.
+    const Graph small = random_graph(4096, 4, cancel);
+    auto small_engine = options.make_gpu_engine(*near_far, small, gpu_options);
+    const auto small_sources = spread_sources(small, 2048);
+    const double small_many = time_solve(*small_engine, small, small_sources, cancel);
+    s.gpu_many_source_us =
+        clamp_positive(small_many * 1e3 / static_cast<double>(small_sources.size()), 0.01);
+    const double per_source =
+        many / static_cast<double>(sources.size()) - s.gpu_many_source_us * 1e-3 -
+        rows_bytes / static_cast<double>(sources.size()) * s.gpu_download_ns_per_byte * 1e-6;
+    s.gpu_many_local_ns = clamp_positive(per_source * 1e6 / local_arcs, 0.001);
+    auto far_engine = options.make_gpu_engine(*near_far, far, gpu_options);
+    s.gpu_single_far_ns =
+        clamp_positive(time_solve(*far_engine, far, one, cancel) * 1e6 / far_arcs, 0.01);
+    const auto far_sources = spread_sources(far, 32);
+    const double far_many = time_solve(*far_engine, far, far_sources, cancel);
+    const double far_per_source =
+        far_many / static_cast<double>(far_sources.size()) - s.gpu_many_source_us * 1e-3 -
+        static_cast<double>(far.vertex_count()) * 8.0 * s.gpu_download_ns_per_byte * 1e-6;
+    s.gpu_many_far_ns = clamp_positive(far_per_source * 1e6 / far_arcs, 0.001);
+    for (const char* name : {"gpu_single_local_ns", "gpu_single_far_ns", "gpu_many_local_ns",
+                             "gpu_many_far_ns", "gpu_many_source_us"})
+      measured(name);
+
+    // multi_source on the small random graph: per arc, source and hop.
+    if (multi_source != nullptr) {
+      auto ms_engine = options.make_gpu_engine(*multi_source, small, gpu_options);
+      const double ms = time_solve(*ms_engine, small, small_sources, cancel);
+      const double hops = hop_depth(small.forward, small_sources.front());
+      s.gpu_multi_source_ns = clamp_positive(ms * 1e6 /
+                                                 (static_cast<double>(small_sources.size()) *
+                                                  static_cast<double>(small.arc_count()) * hops),
+                                             1e-5);
+      measured("gpu_multi_source_ns");
+    }
+  }
+
+  // Blocked Floyd-Warshall on the GPU: a 1024-vertex dense graph.
+  if (gpu_fw != nullptr) {
+    const Graph big_dense = dense_graph(1024, 0.2, cancel);
+    const double v3 = std::pow(static_cast<double>(big_dense.vertex_count()), 3);
+    const double ms =
+        time_dense([&] { return options.make_gpu_engine(*gpu_fw, big_dense, gpu_options); },
+                   big_dense, cancel);
+    s.gpu_fw_ns = clamp_positive(ms * 1e6 / v3, 1e-6);
+    measured("gpu_fw_ns");
+  }
+
+  // The GPU's road index sweeps (in this process only: through the service the index must be a
+  // kept graph's, in shared memory).
+  if (gpu_cch != nullptr && !options.through_service) {
+    EngineOptions with_index = gpu_options;
+    with_index.road_index = &index;
+    auto engine = options.make_gpu_engine(*gpu_cch, small_grid, with_index);
+    const auto sources = spread_sources(small_grid, 1024);
+    const double rows_bytes =
+        static_cast<double>(sources.size()) * static_cast<double>(small_grid.vertex_count()) * 8.0;
+    const double ms = time_solve(*engine, small_grid, sources, cancel) -
+                      rows_bytes * s.gpu_download_ns_per_byte * 1e-6;
+    s.gpu_cch_sweep_ns = clamp_positive(
+        ms * 1e6 / (static_cast<double>(sources.size()) * static_cast<double>(index.arc_count())),
+        1e-5);
+    measured("gpu_cch_sweep_ns");
+  } else {
+    result.notes.push_back("gpu_cch_sweep_ns: built-in (the service's cch needs a kept graph)");
+  }
+  return result;
+}
+
+}  // namespace gpu_routing

@@ -1,0 +1,245 @@
+#include "cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+namespace gpu_routing {
+
+namespace {
+
+// Every speed with its stored name, so that serialize(), parse() and values() cannot disagree.
+template <typename Speeds, typename Fn>
+void for_each_speed(Speeds& s, Fn&& fn) {
+  fn("cpu_dijkstra_local_ns", s.cpu_dijkstra_local_ns);
+  fn("cpu_dijkstra_far_ns", s.cpu_dijkstra_far_ns);
+  fn("cpu_parallel_efficiency", s.cpu_parallel_efficiency);
+  fn("cpu_fw_ns", s.cpu_fw_ns);
+  fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
+  fn("cpu_cch_query_us", s.cpu_cch_query_us);
+  fn("gpu_context_ms", s.gpu_context_ms);
+  fn("gpu_upload_ns_per_byte", s.gpu_upload_ns_per_byte);
+  fn("gpu_download_ns_per_byte", s.gpu_download_ns_per_byte);
+  fn("gpu_call_ms", s.gpu_call_ms);
+  fn("gpu_service_call_ms", s.gpu_service_call_ms);
+  fn("gpu_single_local_ns", s.gpu_single_local_ns);
+  fn("gpu_single_far_ns", s.gpu_single_far_ns);
+  fn("gpu_many_local_ns", s.gpu_many_local_ns);
+  fn("gpu_many_far_ns", s.gpu_many_far_ns);
+  fn("gpu_many_source_us", s.gpu_many_source_us);
+  fn("gpu_multi_source_ns", s.gpu_multi_source_ns);
+  fn("gpu_fw_ns", s.gpu_fw_ns);
+  fn("gpu_cch_sweep_ns", s.gpu_cch_sweep_ns);
+  fn("emit_row_ns", s.emit_row_ns);
+}
+
+double blend(double local, double far, double far_fraction) {
+  return local + (far - local) * std::clamp(far_fraction, 0.0, 1.0);
+}
+
+// Share of a row a search scans before its targets are final: k targets spread over the graph,
+// the last of them is settled after about k / (k + 1) of it (one-to-one: half the graph).
+double early_exit_share(const CallCostShape& shape) {
+  if (shape.targets_per_source <= 0) return 1.0;
+  const double k = static_cast<double>(shape.targets_per_source);
+  return k / (k + 1.0);
+}
+
+double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::int64_t sources) {
+  const double workers = static_cast<double>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>(state.cpu_threads, sources)));
+  return std::max(1.0, workers * (workers > 1 ? speeds.cpu_parallel_efficiency : 1.0));
+}
+
+// Writing rows overlaps the computing of the next batch: all but the first batch's compute (or
+// all but the last batch's rows) hide behind the other.
+double with_rows(double compute_ms, double emit_ms, double batches) {
+  if (batches <= 1) return compute_ms + emit_ms;
+  const double overlap = std::min(compute_ms, emit_ms) * (batches - 1) / batches;
+  return compute_ms + emit_ms - overlap;
+}
+
+double batches_of(std::int64_t sources, double batch) {
+  return std::ceil(static_cast<double>(std::max<std::int64_t>(1, sources)) / std::max(1.0, batch));
+}
+
+}  // namespace
+
+std::string MachineSpeeds::serialize() const {
+  std::ostringstream out;
+  out.precision(6);
+  out << "# gpu_routing speeds, written by gpu_routing_calibrate(); read by auto\n";
+  out << "origin = " << origin << "\n";
+  for_each_speed(*this,
+                 [&](const char* name, double value) { out << name << " = " << value << "\n"; });
+  return out.str();
+}
+
+bool MachineSpeeds::parse(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int found = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::size_t eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 3);
+    if (key == "origin") {
+      origin = value;
+      continue;
+    }
+    for_each_speed(*this, [&](const char* name, double& field) {
+      if (key != name) return;
+      char* end = nullptr;
+      const double parsed = std::strtod(value.c_str(), &end);
+      if (end != value.c_str() && *end == '\0' && std::isfinite(parsed) && parsed >= 0) {
+        field = parsed;
+        ++found;
+      }
+    });
+  }
+  return found > 0;
+}
+
+std::vector<std::pair<std::string, double>> MachineSpeeds::values() const {
+  std::vector<std::pair<std::string, double>> list;
+  for_each_speed(*this, [&](const char* name, double value) { list.emplace_back(name, value); });
+  return list;
+}
+
+double far_arc_share(const CsrGraph& graph) {
+  const ArcIndex arcs = graph.arc_count();
+  if (arcs <= 0 || graph.vertex_count <= 0) return 0;
+  // 1024 arcs, each tail found by binary search in the offsets: tens of microseconds, against
+  // the calls of a millisecond that auto decides too.
+  const ArcIndex samples = std::min<ArcIndex>(arcs, 1024);
+  const ArcIndex* offsets = &graph.row_offsets[0];
+  const ArcIndex* offsets_end = offsets + static_cast<std::size_t>(graph.vertex_count) + 1;
+  int far = 0;
+  for (ArcIndex i = 0; i < samples; ++i) {
+    const ArcIndex arc = static_cast<ArcIndex>(static_cast<std::int64_t>(i) * arcs / samples);
+    // The tail: the last vertex whose first arc is at or before `arc`.
+    const VertexIndex tail =
+        static_cast<VertexIndex>(std::upper_bound(offsets, offsets_end, arc) - offsets - 1);
+    const VertexIndex head = graph.heads[static_cast<std::size_t>(arc)];
+    if (std::abs(static_cast<std::int64_t>(head) - tail) > 8192) ++far;
+  }
+  return static_cast<double>(far) / static_cast<double>(samples);
+}
+
+int hop_depth(const CsrGraph& graph, VertexIndex source) {
+  const std::size_t n = static_cast<std::size_t>(graph.vertex_count);
+  std::unique_ptr<int[]> depth(new int[n]);
+  std::unique_ptr<VertexIndex[]> queue(new VertexIndex[n]);
+  std::fill(depth.get(), depth.get() + n, -1);
+  std::size_t head = 0, tail = 0;
+  depth[static_cast<std::size_t>(source)] = 0;
+  queue[tail++] = source;
+  int deepest = 0;
+  while (head < tail) {
+    const VertexIndex u = queue[head++];
+    const int d = depth[static_cast<std::size_t>(u)];
+    deepest = std::max(deepest, d);
+    for (ArcIndex a = graph.begin(u); a < graph.end(u); ++a) {
+      const std::size_t w = static_cast<std::size_t>(graph.heads[static_cast<std::size_t>(a)]);
+      if (depth[w] < 0) {
+        depth[w] = d + 1;
+        queue[tail++] = static_cast<VertexIndex>(w);
+      }
+    }
+  }
+  return std::max(1, deepest);
+}
+
+bool modelled_engine(const EngineInfo& engine) {
+  const char* name = engine.name;
+  if (engine.device == Device::kCpu)
+    return !std::strcmp(name, "dijkstra") || !std::strcmp(name, "blocked_fw") ||
+           !std::strcmp(name, "cch");
+  return !std::strcmp(name, "near_far") || !std::strcmp(name, "multi_source") ||
+         !std::strcmp(name, "blocked_fw") || !std::strcmp(name, "cch");
+}
+
+double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
+                        const DeviceState& state, const MachineSpeeds& s) {
+  if (!modelled_engine(engine)) return -1;
+  const std::string name = engine.name;
+  const double V = static_cast<double>(shape.vertices);
+  const double E = static_cast<double>(shape.arcs);
+  const double S = static_cast<double>(std::max<std::int64_t>(1, shape.sources));
+  const double share = early_exit_share(shape);
+  const double emit_ms = shape.result_rows * s.emit_row_ns * 1e-6;
+  const bool index = shape.index_arcs > 0;
+  const double index_arcs = static_cast<double>(shape.index_arcs);
+  // The dense engines hold V x V: auto keeps them to dense all-pairs (a sparse graph's sweeps are
+  // far cheaper than V^3).
+  const bool fw_applies = shape.all_pairs && shape.dense;
+
+  if (engine.device == Device::kCpu) {
+    const double speedup = cpu_speedup(s, state, shape.sources);
+    const double batch = std::max(1, state.cpu_threads) * 16.0;
+    double compute = 0;
+    if (name == "dijkstra") {
+      const double per_source =
+          E * share * blend(s.cpu_dijkstra_local_ns, s.cpu_dijkstra_far_ns, shape.far_fraction);
+      compute = S * per_source * 1e-6 / speedup;
+    } else if (name == "blocked_fw") {
+      if (!fw_applies) return -1;
+      compute = V * V * V * s.cpu_fw_ns * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
+      return compute + emit_ms;  // the whole matrix first, then its rows
+    } else {                     // cch
+      if (!index) return -1;
+      if (shape.compact_targets) {
+        // Buckets: an upward search from each target, then from each source.
+        const double targets =
+            static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
+        compute = (S + targets) * s.cpu_cch_query_us * 1e-3 / speedup;
+      } else if (shape.targets_per_source > 0 && shape.targets_per_source <= 64) {
+        // Point queries, one per pair (paths, one-to-one).
+        compute = S * static_cast<double>(shape.targets_per_source) * 2 * s.cpu_cch_query_us *
+                  1e-3 / speedup;
+      } else {
+        compute = S * (index_arcs * s.cpu_cch_sweep_ns + s.cpu_cch_query_us * 1e3) * 1e-6 / speedup;
+      }
+    }
+    return with_rows(compute, emit_ms, batches_of(shape.sources, batch));
+  }
+
+  if (!state.gpu_usable) return -1;
+  const double graph_bytes = E * 12.0 + V * 8.0;
+  double fixed = state.service ? s.gpu_service_call_ms
+                               : s.gpu_call_ms + (state.context_open ? 0 : s.gpu_context_ms);
+  const bool resident = state.kept_engine == "*" || state.kept_engine == "gpu " + name;
+  if (!resident) fixed += graph_bytes * s.gpu_upload_ns_per_byte * 1e-6;
+  const double download = shape.result_cells * 8.0 * s.gpu_download_ns_per_byte * 1e-6;
+  double compute = 0, batch = 1024;
+  if (name == "near_far") {
+    if (S <= 1)
+      compute =
+          E * share * blend(s.gpu_single_local_ns, s.gpu_single_far_ns, shape.far_fraction) * 1e-6;
+    else
+      compute = S * (E * share * blend(s.gpu_many_local_ns, s.gpu_many_far_ns, shape.far_fraction) *
+                         1e-6 +
+                     s.gpu_many_source_us * 1e-3);
+  } else if (name == "multi_source") {
+    if (shape.hop_depth <= 0 || S <= 1) return -1;
+    compute = S * E * shape.hop_depth * s.gpu_multi_source_ns * 1e-6;
+    batch = S;
+  } else if (name == "blocked_fw") {
+    if (!fw_applies) return -1;
+    compute = V * V * V * s.gpu_fw_ns * 1e-6;
+    return fixed + compute + download + emit_ms;
+  } else {  // cch: whole rows by PHAST sweeps (a target list's columns are taken from them)
+    if (!index) return -1;
+    compute = S * index_arcs * s.gpu_cch_sweep_ns * 1e-6;
+    // Sweeps fill whole rows whatever the targets: their copies back count in full.
+    return fixed + with_rows(compute + S * V * 8.0 * s.gpu_download_ns_per_byte * 1e-6, emit_ms,
+                             batches_of(shape.sources, batch));
+  }
+  return fixed + with_rows(compute + download, emit_ms, batches_of(shape.sources, batch));
+}
+
+}  // namespace gpu_routing

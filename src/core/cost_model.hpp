@@ -1,0 +1,121 @@
+// What a call will cost end to end on this machine, engine by engine: the model `auto` decides
+// from (engine_select.cpp). Speeds are measured by gpu_routing_calibrate() (calibration.hpp) and
+// stored per server; built-in defaults, measured on the H100 host and the 2-core CI machine, stand
+// in where none has run.
+//
+// The model counts what differs between the choices of one call: the engine's compute (with early
+// exit, parallelism, batching), the device's fixed costs (a CUDA context, the graph's upload, the
+// service's round trip) and the copies of results back. Loading and building the graph cost the
+// same whichever engine runs, so they are left out; writing rows is the same too, but the engines
+// overlap it differently (batches are computed one ahead while the rows of the last one are
+// written), so it enters through that overlap.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "engine.hpp"
+#include "graph.hpp"
+
+namespace gpu_routing {
+
+// Measured speeds of one machine. Times per unit of work; "far" speeds are for graphs whose arcs
+// join vertices far apart in memory (random graphs), "local" for graphs numbered along their
+// geometry (grids, road networks as published).
+struct MachineSpeeds {
+  // CPU Dijkstra, one source on one thread, per arc scanned.
+  double cpu_dijkstra_local_ns = 35;
+  double cpu_dijkstra_far_ns = 100;
+  // Many sources on every thread: the speed-up over one thread per thread used (0.8 on 16
+  // hyperthreads of the H100 host: 12.8x).
+  double cpu_parallel_efficiency = 0.8;
+  // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up).
+  double cpu_fw_ns = 0.3;
+  // Road index on the CPU, one thread: one PHAST sweep per hierarchy arc, and one upward search
+  // (a bucket or point query) per source or target.
+  double cpu_cch_sweep_ns = 4;
+  double cpu_cch_query_us = 60;
+  // GPU: the context a process opens on its first GPU call, the graph's copy to the device
+  // (per byte, allocations included), the fixed cost of a call's engine (allocations, launches)
+  // and of a request through the GPU service.
+  double gpu_context_ms = 140;
+  double gpu_upload_ns_per_byte = 0.35;
+  double gpu_download_ns_per_byte = 0.1;
+  double gpu_call_ms = 3;
+  double gpu_service_call_ms = 1.5;
+  // near_far, one source: per arc (rounds included: measured on graphs of the same kind).
+  double gpu_single_local_ns = 30;
+  double gpu_single_far_ns = 40;
+  // near_far, many sources in one launch: per arc per source, and per source.
+  double gpu_many_local_ns = 0.08;
+  double gpu_many_far_ns = 0.5;
+  double gpu_many_source_us = 40;
+  // multi_source (Bellman-Ford rounds over all sources at once): per arc per source per round.
+  double gpu_multi_source_ns = 0.15;
+  // Blocked Floyd-Warshall on the GPU, per V^3.
+  double gpu_fw_ns = 0.0125;
+  // Road index on the GPU: per hierarchy arc per source (PHAST sweeps of many sources).
+  double gpu_cch_sweep_ns = 0.1;
+  // Writing a result row (tuplestore), for the overlap of computing and writing.
+  double emit_row_ns = 50;
+
+  // Where these came from: "built-in", or "calibrated <time> on <hardware>".
+  std::string origin = "built-in";
+
+  // key = value lines (the stored form), and back. parse() keeps the defaults for missing or
+  // malformed keys and returns false when the text has none of them.
+  std::string serialize() const;
+  bool parse(const std::string& text);
+  // Each speed by its stored name, for gpu_routing_calibrate()'s rows.
+  std::vector<std::pair<std::string, double>> values() const;
+};
+
+// The call, as the model sees it (filled by RoutingCall from its graph, sources and targets).
+struct CallCostShape {
+  VertexIndex vertices = 0;
+  ArcIndex arcs = 0;
+  std::int64_t sources = 1;
+  // Targets each source needs (early exit); 0: every vertex (full rows).
+  std::int64_t targets_per_source = 0;
+  bool all_pairs = false;
+  bool compact_targets = false;  // a cost matrix to a target list (the index answers by buckets)
+  double result_rows = 0;        // rows the call will write
+  double result_cells = 0;       // distances that come back from the engine (device copies)
+  // Share of arcs whose ends lie far apart in memory (sampled), 0..1.
+  double far_fraction = 0;
+  // Hops from a source to the farthest vertex (BFS), 0 where not measured (large graphs).
+  int hop_depth = 0;
+  bool dense = false;  // arcs >= density * V^2: the Floyd-Warshall engines apply
+  // The kept graph's road index (0: none current).
+  std::int64_t index_arcs = 0;
+};
+
+// The device state a GPU engine would start from.
+struct DeviceState {
+  bool gpu_usable = false;
+  bool context_open = false;  // this process holds a CUDA context
+  bool service = false;       // GPU engines run in the GPU service
+  // The engine kept with this graph ("gpu near_far"), "*" where the GPU service holds the graph
+  // for every engine, or empty.
+  std::string kept_engine;
+  int cpu_threads = 1;  // threads the CPU engines would use
+};
+
+// Estimated milliseconds of what differs between engines for this call, or a negative value
+// where the model has no estimate for this engine (auto does not pick it).
+double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
+                        const DeviceState& state, const MachineSpeeds& speeds);
+
+// The share of arcs (sampled, at most 1024) whose ends are more than 8192 vertices apart: beyond
+// what a cache holds of a distance array around the tail.
+double far_arc_share(const CsrGraph& graph);
+// Hops from `source` to the farthest vertex it reaches (BFS), at least 1.
+int hop_depth(const CsrGraph& graph, VertexIndex source);
+
+// The engines the model knows (auto's candidates): "cpu dijkstra", "gpu near_far", ...
+bool modelled_engine(const EngineInfo& engine);
+
+}  // namespace gpu_routing

@@ -1,0 +1,192 @@
+// The machine's speeds for auto (cost_model.hpp): gpu_routing_calibrate() measures them and
+// stores them in the server's data directory (one file per server, whatever the database), and
+// each backend reads that file again whenever it changes.
+#include "speeds.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "calibration.hpp"
+#include "guard.hpp"
+#include "parallel.hpp"
+#include "service.hpp"
+#include "settings.hpp"
+
+#include "postgres_headers.hpp"
+
+namespace gpu_routing::pg {
+
+namespace {
+
+constexpr const char* kSpeedsFile = "gpu_routing_speeds.conf";
+
+std::string speeds_path() {
+  return std::string(DataDir) + "/" + kSpeedsFile;
+}
+
+// The last file read, by modification time and size (a rewrite changes one of them).
+struct Loaded {
+  bool valid = false;
+  struct timespec mtime = {};
+  off_t size = 0;
+  MachineSpeeds speeds;
+  std::string cpu, gpus;  // the hardware the stored speeds are for
+};
+Loaded g_loaded;
+
+std::string cpu_part(const std::string& hardware) {
+  const std::size_t semicolon = hardware.find(';');
+  return semicolon == std::string::npos ? hardware : hardware.substr(0, semicolon);
+}
+
+std::string gpu_part(const std::string& hardware) {
+  const std::size_t semicolon = hardware.find(';');
+  return semicolon == std::string::npos ? "" : hardware.substr(semicolon + 2);
+}
+
+}  // namespace
+
+MachineSpeeds current_speeds(const gpu::Availability& gpus, int threads) {
+  struct stat info;
+  if (stat(speeds_path().c_str(), &info) != 0) {
+    g_loaded.valid = false;
+    return MachineSpeeds();
+  }
+  if (!g_loaded.valid || info.st_mtim.tv_sec != g_loaded.mtime.tv_sec ||
+      info.st_mtim.tv_nsec != g_loaded.mtime.tv_nsec || info.st_size != g_loaded.size) {
+    std::ifstream in(speeds_path());
+    std::stringstream text;
+    text << in.rdbuf();
+    Loaded loaded;
+    loaded.valid = loaded.speeds.parse(text.str());
+    loaded.mtime = info.st_mtim;
+    loaded.size = info.st_size;
+    // "hardware = <cpu> x N threads; <gpus>" (calibration.hpp's hardware_description).
+    const std::string all = text.str();
+    const std::size_t at = all.find("\nhardware = ");
+    if (at != std::string::npos) {
+      const std::size_t end = all.find('\n', at + 1);
+      const std::string hardware = all.substr(at + 12, end - (at + 12));
+      loaded.cpu = cpu_part(hardware);
+      loaded.gpus = gpu_part(hardware);
+    }
+    g_loaded = loaded;
+  }
+  if (!g_loaded.valid) {
+    MachineSpeeds defaults;
+    defaults.origin = "built-in (" + std::string(kSpeedsFile) + " unreadable)";
+    return defaults;
+  }
+  // Calibrated on other hardware (the file came with a copied data directory, or the machine
+  // changed): the built-in speeds are the better guess.
+  const std::string now = hardware_description(gpus, resolve_thread_count(threads));
+  const bool cpu_differs = cpu_part(now) != g_loaded.cpu;
+  const bool gpu_differs = gpus.usable && gpu_part(now) != g_loaded.gpus;
+  if (cpu_differs || gpu_differs) {
+    MachineSpeeds defaults;
+    defaults.origin = "built-in: the calibration stored is for other hardware (" + g_loaded.cpu +
+                      (g_loaded.gpus.empty() ? "" : "; " + g_loaded.gpus) +
+                      "), run gpu_routing_calibrate()";
+    return defaults;
+  }
+  return g_loaded.speeds;
+}
+
+}  // namespace gpu_routing::pg
+
+using gpu_routing::pg::Failure;
+using gpu_routing::pg::guarded;
+
+extern "C" {
+PG_FUNCTION_INFO_V1(gpu_routing_calibrate);
+}
+
+// gpu_routing_calibrate(): measures, stores, and returns each speed with whether it was measured.
+extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
+  if (!superuser())
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("gpu_routing_calibrate() must be run by a superuser"),
+                    errdetail("It writes the server's speeds, which every database's auto "
+                              "reads, into the data directory.")));
+  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  using namespace gpu_routing;
+  const pg::Settings settings = pg::current_settings();
+  const std::string path = pg::speeds_path();
+  auto* calibration = new Calibration();
+  auto* service = new pg::ServiceUse();
+  std::string text, hardware;
+  Failure failure;
+  bool ok = guarded(&failure, [&] {
+    const int threads = resolve_thread_count(settings.threads);
+    prepare_worker_threads(threads);
+    CalibrationOptions options;
+    options.threads = threads;
+    options.cancel = CancelToken(pg::cancel_requested);
+    pg::resolve_service(false, service);
+    // With the GPU service the GPUs are its own (no CUDA context in a backend); without it, this
+    // session's, as a call with device = gpu.
+    const gpu::Availability& gpus = settings.device == DeviceSetting::kCpu ? gpu::Availability()
+                                    : service->configured                  ? service->gpus
+                                                                           : gpu::availability();
+    static gpu::Availability probed;
+    probed = gpus;
+    if (settings.device == DeviceSetting::kCpu) probed.reason = "gpu_routing.device = cpu";
+    options.gpus = &probed;
+    if (service->configured && service->remote != nullptr) {
+      RemoteEngines* remote = service->remote;
+      options.through_service = true;
+      options.make_gpu_engine = [remote](const EngineInfo& info, const Graph& graph,
+                                         const EngineOptions& engine_options) {
+        return remote->create(info, graph, engine_options, std::string());
+      };
+    } else if (!service->configured) {
+      options.make_gpu_engine = [](const EngineInfo& info, const Graph& graph,
+                                   const EngineOptions& engine_options) {
+        return info.create(graph, engine_options);
+      };
+    } else if (probed.usable) {
+      probed.usable = false;
+      probed.reason = "the GPU service is not running";
+    }
+    *calibration = calibrate(options);
+    hardware = hardware_description(probed, threads);
+    char stamp[64];
+    const pg_time_t now = static_cast<pg_time_t>(time(nullptr));
+    pg_strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S %Z", pg_localtime(&now, log_timezone));
+    calibration->speeds.origin = std::string("calibrated ") + stamp;
+    text = calibration->speeds.serialize() + "hardware = " + hardware + "\n";
+  });
+  if (!ok) {
+    delete calibration;
+    delete service;
+    pg::raise_failure(&failure);
+  }
+  // Written whole, then renamed over the old file: a backend reads either one, never half.
+  const std::string temporary = path + ".tmp";
+  FILE* file = AllocateFile(temporary.c_str(), PG_BINARY_W);
+  if (file == nullptr)
+    ereport(ERROR,
+            (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary.c_str())));
+  if (fwrite(text.data(), 1, text.size(), file) != text.size() || FreeFile(file) != 0)
+    ereport(ERROR,
+            (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary.c_str())));
+  durable_rename(temporary.c_str(), path.c_str(), ERROR);
+  for (const auto& note : calibration->notes) ereport(NOTICE, (errmsg("%s", note.c_str())));
+  for (const auto& [name, value] : calibration->speeds.values()) {
+    bool measured = false;
+    for (const auto& m : calibration->measured) measured = measured || m == name;
+    Datum values[3] = {CStringGetTextDatum(name.c_str()), Float8GetDatum(value),
+                       CStringGetTextDatum(measured ? "measured" : "built-in")};
+    bool nulls[3] = {false, false, false};
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+  }
+  ereport(NOTICE, (errmsg("speeds stored in %s for %s", path.c_str(), hardware.c_str())));
+  delete calibration;
+  delete service;
+  return (Datum)0;
+}

@@ -1,0 +1,14 @@
+// The machine's speeds auto estimates with (cost_model.hpp), as stored by gpu_routing_calibrate().
+#pragma once
+
+#include "cost_model.hpp"
+#include "gpu.hpp"
+
+namespace gpu_routing::pg {
+
+// The stored speeds (read again when the file changes), or the built-in ones where none are
+// stored or they were measured on other hardware; origin says which. `gpus`: the GPUs the call
+// may use (their names are compared only when usable); `threads`: gpu_routing.threads.
+MachineSpeeds current_speeds(const gpu::Availability& gpus, int threads);
+
+}  // namespace gpu_routing::pg

@@ -1,0 +1,175 @@
+// auto's cost model: the stored speeds, the graph features it samples, the choices it makes on
+// the shapes of the SQL benchmarks, what its reason says, and a calibration run on this CPU.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "calibration.hpp"
+#include "cost_model.hpp"
+#include "engine_select.hpp"
+#include "test_graphs.hpp"
+
+namespace gpu_routing {
+namespace {
+
+using testing::EdgeTable;
+
+TEST(MachineSpeeds, StoredFormRoundTripsAndKeepsDefaultsForBadLines) {
+  MachineSpeeds speeds;
+  speeds.cpu_dijkstra_local_ns = 12.5;
+  speeds.gpu_context_ms = 88;
+  speeds.origin = "calibrated 2026-11-26 on a test";
+  MachineSpeeds read;
+  ASSERT_TRUE(read.parse(speeds.serialize()));
+  EXPECT_DOUBLE_EQ(read.cpu_dijkstra_local_ns, 12.5);
+  EXPECT_DOUBLE_EQ(read.gpu_context_ms, 88);
+  EXPECT_EQ(read.origin, "calibrated 2026-11-26 on a test");
+  EXPECT_EQ(read.values().size(), speeds.values().size());
+
+  MachineSpeeds partial;
+  EXPECT_TRUE(partial.parse("gpu_fw_ns = 0.5\ncpu_fw_ns = -3\ncpu_cch_query_us = abc\nnonsense\n"));
+  EXPECT_DOUBLE_EQ(partial.gpu_fw_ns, 0.5);
+  EXPECT_DOUBLE_EQ(partial.cpu_fw_ns, MachineSpeeds().cpu_fw_ns);  // negative: refused
+  EXPECT_DOUBLE_EQ(partial.cpu_cch_query_us, MachineSpeeds().cpu_cch_query_us);
+  MachineSpeeds none;
+  EXPECT_FALSE(none.parse("# nothing here\n"));
+}
+
+Graph grid_graph(int side) {
+  EdgeTable table;
+  for (int r = 0; r < side; ++r)
+    for (int c = 0; c < side; ++c) {
+      const std::int64_t v = r * side + c;
+      if (c + 1 < side) table.add(v, v + 1, 1.0, 1.0);
+      if (r + 1 < side) table.add(v, v + side, 1.0, 1.0);
+    }
+  table.with_reverse = true;
+  return build_graph(table.view(), true);
+}
+
+TEST(CostModel, LocalityAndHopDepth) {
+  const Graph grid = grid_graph(200);
+  EXPECT_EQ(far_arc_share(grid.forward), 0.0);
+  EXPECT_EQ(hop_depth(grid.forward, 0), 2 * 199);
+  EdgeTable table;
+  std::mt19937 random(3);
+  for (int v = 0; v < 100000; ++v) table.add(v, static_cast<std::int64_t>(random() % 100000), 1.0);
+  const Graph scattered = build_graph(table.view(), true);
+  EXPECT_GT(far_arc_share(scattered.forward), 0.8);
+}
+
+// Shapes of the SQL benchmarks, with the built-in speeds and a GPU that is usable (selection
+// only: nothing runs on it).
+struct Decide {
+  gpu::Availability gpu;
+  AutoCosts costs;
+  ProblemShape problem;
+  Decide() {
+    gpu.usable = true;
+    costs.state.gpu_usable = true;
+    costs.state.cpu_threads = 16;
+  }
+  const EngineInfo* pick(DeviceSetting device = DeviceSetting::kAuto) {
+    problem.vertices = costs.shape.vertices;
+    problem.arcs = costs.shape.arcs;
+    problem.source_count = static_cast<int>(costs.shape.sources);
+    problem.all_pairs = costs.shape.all_pairs;
+    problem.compact_targets = costs.shape.compact_targets;
+    last = select_engine(device, "auto", problem, gpu, &costs);
+    return last.engine;
+  }
+  EngineSelection last;
+};
+
+TEST(CostModel, ChoicesOnTheBenchmarkShapes) {
+  if (find_engine("near_far", Device::kGpu) == nullptr) GTEST_SKIP() << "a build without CUDA";
+  Decide d;
+  // One route on New York from edges_sql in a session with no CUDA context: the CPU (the
+  // context alone costs more than Dijkstra's whole search).
+  d.costs.shape.vertices = 264346;
+  d.costs.shape.arcs = 733846;
+  d.costs.shape.sources = 1;
+  d.costs.shape.targets_per_source = 1;
+  d.costs.shape.result_rows = 500;
+  d.costs.shape.result_cells = 264346;
+  EXPECT_EQ(d.pick()->device, Device::kCpu);
+  EXPECT_NE(d.last.reason.find("best alternative gpu near_far, estimated"), std::string::npos)
+      << d.last.reason;
+  EXPECT_NE(d.last.reason.find("(built-in speeds)"), std::string::npos) << d.last.reason;
+
+  // One-to-all on a random graph of 1M vertices through the GPU service: the GPU (the CPU's
+  // Dijkstra misses the caches on every arc).
+  d.costs.shape.vertices = 1 << 20;
+  d.costs.shape.arcs = 4 << 20;
+  d.costs.shape.targets_per_source = 0;
+  d.costs.shape.result_rows = 1 << 20;
+  d.costs.shape.result_cells = 1 << 20;
+  d.costs.shape.far_fraction = 0.99;
+  d.costs.state.service = true;
+  EXPECT_STREQ(d.pick()->name, "near_far");
+
+  // A 1000 x 1000 cost matrix on New York: the GPU's near_far, one source per thread block.
+  d.costs.shape.vertices = 264346;
+  d.costs.shape.arcs = 733846;
+  d.costs.shape.far_fraction = 0.05;
+  d.costs.shape.sources = 1000;
+  d.costs.shape.targets_per_source = 1000;
+  d.costs.shape.compact_targets = true;
+  d.costs.shape.result_rows = 1e6;
+  d.costs.shape.result_cells = 1e6;
+  EXPECT_STREQ(d.pick()->name, "near_far");
+  EXPECT_EQ(d.last.engine->device, Device::kGpu);
+  // ... device = cpu: among the CPU's engines only.
+  EXPECT_EQ(d.pick(DeviceSetting::kCpu)->device, Device::kCpu);
+  // ... and with the road index: buckets on the CPU.
+  d.costs.shape.index_arcs = 1550000;
+  EXPECT_STREQ(d.pick()->name, "cch");
+  EXPECT_EQ(d.last.engine->device, Device::kCpu);
+  d.costs.shape.index_arcs = 0;
+
+  // Dense all pairs of 2000 vertices: a Floyd-Warshall.
+  d.costs.shape.vertices = 2000;
+  d.costs.shape.arcs = 800000;
+  d.costs.shape.sources = 2000;
+  d.costs.shape.targets_per_source = 0;
+  d.costs.shape.compact_targets = false;
+  d.costs.shape.all_pairs = true;
+  d.costs.shape.dense = true;
+  d.costs.shape.result_rows = 4e6;
+  d.costs.shape.result_cells = 4e6;
+  d.problem.many_source = true;
+  EXPECT_STREQ(d.pick()->name, "blocked_fw");
+
+  // device = gpu where no GPU is usable: refused, as without estimates.
+  d.gpu.usable = false;
+  d.gpu.reason = "test: no GPU";
+  EXPECT_THROW(d.pick(DeviceSetting::kGpu), RoutingError);
+  // auto without a GPU: the CPU, and the reason says why.
+  EXPECT_EQ(d.pick()->device, Device::kCpu);
+  EXPECT_NE(d.last.reason.find("no usable GPU (test: no GPU)"), std::string::npos) << d.last.reason;
+}
+
+// A calibration on this machine's CPU (the GPU not asked for): every CPU speed measured and
+// positive, the GPU's left built-in and said so.
+TEST(Calibration, MeasuresTheCpu) {
+  CalibrationOptions options;
+  options.threads = 2;
+  const Calibration result = calibrate(options);
+  EXPECT_GT(result.speeds.cpu_dijkstra_local_ns, 0);
+  EXPECT_GT(result.speeds.cpu_dijkstra_far_ns, 0);
+  EXPECT_GT(result.speeds.cpu_fw_ns, 0);
+  EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
+  EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
+  for (const char* name : {"cpu_dijkstra_local_ns", "cpu_dijkstra_far_ns", "cpu_fw_ns",
+                           "cpu_cch_sweep_ns", "cpu_cch_query_us"})
+    EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
+              result.measured.end())
+        << name;
+  EXPECT_EQ(std::find(result.measured.begin(), result.measured.end(), "gpu_context_ms"),
+            result.measured.end());
+  ASSERT_FALSE(result.notes.empty());
+  EXPECT_NE(result.notes.front().find("GPU speeds: built-in"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpu_routing
