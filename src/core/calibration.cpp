@@ -108,14 +108,16 @@ double median_of(std::vector<double> values) {
 // three after a warm-up.
 double time_solve(ShortestPathEngine& engine, const Graph& graph,
                   const std::vector<VertexIndex>& sources, const CancelToken& cancel,
-                  const std::vector<VertexIndex>* targets = nullptr) {
+                  const std::vector<VertexIndex>* targets = nullptr, bool predecessors = false) {
   const std::size_t width =
       targets != nullptr ? targets->size() : static_cast<std::size_t>(graph.vertex_count());
   std::vector<double> rows(sources.size() * width);
+  std::vector<ArcIndex> arcs(predecessors ? sources.size() * width : 0);
   SolveRequest request;
   request.sources = sources.data();
   request.source_count = static_cast<int>(sources.size());
   request.distances = rows.data();
+  if (predecessors) request.predecessor_arcs = arcs.data();
   if (targets != nullptr) {
     request.targets = targets->data();
     request.target_count = static_cast<int>(targets->size());
@@ -212,8 +214,12 @@ Calibration calibrate(const CalibrationOptions& options) {
     auto far_engine = dijkstra->create(far, one_thread);
     s.cpu_dijkstra_far_ns =
         clamp_positive(time_solve(*far_engine, far, one, cancel) * 1e6 / far_arcs, 0.1);
+    // The predecessor pass (gpu_sssp's rows), per arc.
+    const double with_predecessors = time_solve(*engine, local, one, cancel, nullptr, true);
+    s.cpu_predecessor_ns = clamp_positive((with_predecessors - single) * 1e6 / local_arcs, 0.1);
     measured("cpu_dijkstra_local_ns");
     measured("cpu_dijkstra_far_ns");
+    measured("cpu_predecessor_ns");
     if (threads > 1) {
       auto many_engine = dijkstra->create(local, every_thread);
       const auto sources = spread_sources(local, threads * 4);
@@ -237,8 +243,15 @@ Calibration calibrate(const CalibrationOptions& options) {
 
   // The road index of a 128 x 128 grid: a sweep per source, a query per source or target.
   const Graph small_grid = grid(128, cancel);
+  Stopwatch index_watch;
   Cch index(small_grid, cch_order(small_grid, nullptr, nullptr, cancel), cancel);
   index.customize(small_grid, cancel, 1);
+  {
+    const double arcs = static_cast<double>(small_grid.arc_count());
+    s.cpu_cch_build_ns =
+        clamp_positive(index_watch.elapsed_ms() * 1e6 / (arcs * std::log2(arcs)), 1);
+    measured("cpu_cch_build_ns");
+  }
   {
     EngineOptions with_index = one_thread;
     with_index.road_index = &index;
@@ -309,57 +322,87 @@ Calibration calibrate(const CalibrationOptions& options) {
     }
   }
 
-  // The graph's copy to the device: making an engine for the grid against the tiny one's.
+  // What an edges_sql call adds: a fresh engine (the graph's copy to the device, through the
+  // service's shared memory where it runs there) and one search, against the search alone.
+  double single_local_ms = 0;
   {
+    auto engine = options.make_gpu_engine(*near_far, local, gpu_options);
+    single_local_ms = time_solve(*engine, local, one, cancel);
     std::vector<double> times;
+    std::vector<double> row(static_cast<std::size_t>(local.vertex_count()));
+    SolveRequest request;
+    request.sources = one.data();
+    request.source_count = 1;
+    request.distances = row.data();
     for (int run = 0; run < 3; ++run) {
       cancel.throw_if_requested();
       Stopwatch watch;
-      auto engine = options.make_gpu_engine(*near_far, local, gpu_options);
+      auto fresh = options.make_gpu_engine(*near_far, local, gpu_options);
+      fresh->solve(request);
       times.push_back(watch.elapsed_ms());
     }
     const double bytes = local_arcs * 12.0 + static_cast<double>(local.vertex_count()) * 8.0;
-    s.gpu_upload_ns_per_byte = clamp_positive((median_of(times) - call_ms) * 1e6 / bytes, 0.001);
+    s.gpu_upload_ns_per_byte =
+        clamp_positive((median_of(times) - single_local_ms - call_ms) * 1e6 / bytes, 0.001);
     measured("gpu_upload_ns_per_byte");
   }
 
-  // near_far: one source, then many; on the grid and on the random graph.
+  // near_far: one source, then many (a cost matrix: compact rows, as cost-matrix calls ask, and
+  // whole rows for the copies back); on the grid and on the random graph.
+  const Graph small = random_graph(4096, 4, cancel);
+  const auto small_sources = spread_sources(small, 2048);
   {
     auto engine = options.make_gpu_engine(*near_far, local, gpu_options);
-    s.gpu_single_local_ns =
-        clamp_positive(time_solve(*engine, local, one, cancel) * 1e6 / local_arcs, 0.01);
+    s.gpu_single_local_ns = clamp_positive(single_local_ms * 1e6 / local_arcs, 0.01);
     const auto sources = spread_sources(local, 128);
+    const auto targets = spread_sources(local, 129);
+    const bool compact = engine->supports_compact_targets();
+    const double many = time_solve(*engine, local, sources, cancel, compact ? &targets : nullptr);
+    const double whole = time_solve(*engine, local, sources, cancel);
     const double rows_bytes =
         static_cast<double>(sources.size()) * static_cast<double>(local.vertex_count()) * 8.0;
-    const double many = time_solve(*engine, local, sources, cancel);
+    if (compact) {
+      s.gpu_download_ns_per_byte = clamp_positive((whole - many) * 1e6 / rows_bytes, 0.001);
+      measured("gpu_download_ns_per_byte");
+    }
     // Per source on a small graph: what a source costs beyond its arcs.
-    const Graph small = random_graph(4096, 4, cancel);
     auto small_engine = options.make_gpu_engine(*near_far, small, gpu_options);
-    const auto small_sources = spread_sources(small, 2048);
-    const double small_many = time_solve(*small_engine, small, small_sources, cancel);
+    const auto small_targets = spread_sources(small, 64);
+    const double small_many =
+        time_solve(*small_engine, small, small_sources, cancel, compact ? &small_targets : nullptr);
     s.gpu_many_source_us =
         clamp_positive(small_many * 1e3 / static_cast<double>(small_sources.size()), 0.01);
-    const double per_source =
-        many / static_cast<double>(sources.size()) - s.gpu_many_source_us * 1e-3 -
-        rows_bytes / static_cast<double>(sources.size()) * s.gpu_download_ns_per_byte * 1e-6;
+    const double per_source = many / static_cast<double>(sources.size()) -
+                              s.gpu_many_source_us * 1e-3 -
+                              (compact ? 0
+                                       : rows_bytes / static_cast<double>(sources.size()) *
+                                             s.gpu_download_ns_per_byte * 1e-6);
     s.gpu_many_local_ns = clamp_positive(per_source * 1e6 / local_arcs, 0.001);
     auto far_engine = options.make_gpu_engine(*near_far, far, gpu_options);
     s.gpu_single_far_ns =
         clamp_positive(time_solve(*far_engine, far, one, cancel) * 1e6 / far_arcs, 0.01);
     const auto far_sources = spread_sources(far, 32);
-    const double far_many = time_solve(*far_engine, far, far_sources, cancel);
+    const auto far_targets = spread_sources(far, 33);
+    const double far_many =
+        time_solve(*far_engine, far, far_sources, cancel, compact ? &far_targets : nullptr);
     const double far_per_source =
         far_many / static_cast<double>(far_sources.size()) - s.gpu_many_source_us * 1e-3 -
-        static_cast<double>(far.vertex_count()) * 8.0 * s.gpu_download_ns_per_byte * 1e-6;
+        (compact
+             ? 0
+             : static_cast<double>(far.vertex_count()) * 8.0 * s.gpu_download_ns_per_byte * 1e-6);
     s.gpu_many_far_ns = clamp_positive(far_per_source * 1e6 / far_arcs, 0.001);
     for (const char* name : {"gpu_single_local_ns", "gpu_single_far_ns", "gpu_many_local_ns",
                              "gpu_many_far_ns", "gpu_many_source_us"})
       measured(name);
 
-    // multi_source on the small random graph: per arc, source and hop.
+    // multi_source on the small random graph (whole rows, as all pairs): per arc, source and
+    // hop, the copies back left out.
     if (multi_source != nullptr) {
       auto ms_engine = options.make_gpu_engine(*multi_source, small, gpu_options);
-      const double ms = time_solve(*ms_engine, small, small_sources, cancel);
+      const double ms = time_solve(*ms_engine, small, small_sources, cancel) -
+                        static_cast<double>(small_sources.size()) *
+                            static_cast<double>(small.vertex_count()) * 8.0 *
+                            s.gpu_download_ns_per_byte * 1e-6;
       const double hops = hop_depth(small.forward, small_sources.front());
       s.gpu_multi_source_ns = clamp_positive(ms * 1e6 /
                                                  (static_cast<double>(small_sources.size()) *

@@ -20,6 +20,8 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
   fn("cpu_cch_query_us", s.cpu_cch_query_us);
+  fn("cpu_cch_build_ns", s.cpu_cch_build_ns);
+  fn("cpu_predecessor_ns", s.cpu_predecessor_ns);
   fn("gpu_context_ms", s.gpu_context_ms);
   fn("gpu_upload_ns_per_byte", s.gpu_upload_ns_per_byte);
   fn("gpu_download_ns_per_byte", s.gpu_download_ns_per_byte);
@@ -178,6 +180,12 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   // far cheaper than V^3).
   const bool fw_applies = shape.all_pairs && shape.dense;
 
+  // A graph with no index: cch makes one first (a kept graph's stays after its first call).
+  const double index_build_ms =
+      index ? 0 : E * std::log2(std::max(2.0, E)) * s.cpu_cch_build_ns * 1e-6;
+  const double index_arcs_or_guess = index ? index_arcs : 2.2 * E;  // New York: 1.55M for 734k
+  const double predecessor_ms = shape.predecessors ? S * E * s.cpu_predecessor_ns * 1e-6 : 0;
+
   if (engine.device == Device::kCpu) {
     const double speedup = cpu_speedup(s, state, shape.sources);
     const double batch = std::max(1, state.cpu_threads) * 16.0;
@@ -185,25 +193,30 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     if (name == "dijkstra") {
       const double per_source =
           E * share * blend(s.cpu_dijkstra_local_ns, s.cpu_dijkstra_far_ns, shape.far_fraction);
-      compute = S * per_source * 1e-6 / speedup;
+      compute = (S * per_source * 1e-6 + predecessor_ms) / speedup;
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;
       compute = V * V * V * s.cpu_fw_ns * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
       return compute + emit_ms;  // the whole matrix first, then its rows
     } else {                     // cch
-      if (!index) return -1;
+      // auto makes no index for a kept graph (gpu_graph_index or naming cch does, shared).
+      if (!index && shape.kept_graph) return -1;
       if (shape.compact_targets) {
         // Buckets: an upward search from each target, then from each source.
         const double targets =
             static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
         compute = (S + targets) * s.cpu_cch_query_us * 1e-3 / speedup;
-      } else if (shape.targets_per_source > 0 && shape.targets_per_source <= 64) {
-        // Point queries, one per pair (paths, one-to-one).
+      } else if (shape.index_point_queries && shape.targets_per_source > 0) {
+        // Point queries, one per pair.
         compute = S * static_cast<double>(shape.targets_per_source) * 2 * s.cpu_cch_query_us *
                   1e-3 / speedup;
-      } else {
-        compute = S * (index_arcs * s.cpu_cch_sweep_ns + s.cpu_cch_query_us * 1e3) * 1e-6 / speedup;
+      } else {  // whole trees, one PHAST sweep each
+        compute =
+            (S * (index_arcs_or_guess * s.cpu_cch_sweep_ns + s.cpu_cch_query_us * 1e3) * 1e-6 +
+             predecessor_ms) /
+            speedup;
       }
+      compute += index_build_ms;
     }
     return with_rows(compute, emit_ms, batches_of(shape.sources, batch));
   }
@@ -233,8 +246,8 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     compute = V * V * V * s.gpu_fw_ns * 1e-6;
     return fixed + compute + download + emit_ms;
   } else {  // cch: whole rows by PHAST sweeps (a target list's columns are taken from them)
-    if (!index) return -1;
-    compute = S * index_arcs * s.gpu_cch_sweep_ns * 1e-6;
+    if (!index) return -1;  // the GPU's cch sweeps a kept graph's index
+    compute = index_build_ms + S * index_arcs_or_guess * s.gpu_cch_sweep_ns * 1e-6;
     // Sweeps fill whole rows whatever the targets: their copies back count in full.
     return fixed + with_rows(compute + S * V * 8.0 * s.gpu_download_ns_per_byte * 1e-6, emit_ms,
                              batches_of(shape.sources, batch));

@@ -38,6 +38,9 @@ struct MachineSpeeds {
   // (a bucket or point query) per source or target.
   double cpu_cch_sweep_ns = 4;
   double cpu_cch_query_us = 60;
+  // Making a road index for a graph that has none (edges_sql, or a kept graph without one):
+  // order, hierarchy and customization, per arc times log2(arcs).
+  double cpu_cch_build_ns = 150;
   // GPU: the context a process opens on its first GPU call, the graph's copy to the device
   // (per byte, allocations included), the fixed cost of a call's engine (allocations, launches)
   // and of a request through the GPU service.
@@ -59,6 +62,9 @@ struct MachineSpeeds {
   double gpu_fw_ns = 0.0125;
   // Road index on the GPU: per hierarchy arc per source (PHAST sweeps of many sources).
   double gpu_cch_sweep_ns = 0.1;
+  // The predecessor pass of the CPU engines, per arc (the GPU's engines run it on the device,
+  // inside their times).
+  double cpu_predecessor_ns = 8;
   // Writing a result row (tuplestore), for the overlap of computing and writing.
   double emit_row_ns = 50;
 
@@ -88,8 +94,14 @@ struct CallCostShape {
   double far_fraction = 0;
   // Hops from a source to the farthest vertex (BFS), 0 where not measured (large graphs).
   int hop_depth = 0;
-  bool dense = false;  // arcs >= density * V^2: the Floyd-Warshall engines apply
-  // The kept graph's road index (0: none current).
+  // Every row needs its predecessors (gpu_sssp): the CPU engines find them in a pass of their own.
+  bool predecessors = false;
+  // Paths by the index's own point queries (gpu_routing.index_paths = hierarchy); otherwise the
+  // index answers a path call with whole trees, as every engine does.
+  bool index_point_queries = false;
+  bool kept_graph = false;  // a kept graph: auto makes it no index (gpu_graph_index does)
+  bool dense = false;       // arcs >= density * V^2: the Floyd-Warshall engines apply
+  // The kept graph's road index (0: none current: cch would make one first).
   std::int64_t index_arcs = 0;
 };
 

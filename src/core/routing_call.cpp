@@ -322,6 +322,9 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
     shape.hop_depth = hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr)
     shape.index_arcs = options_.engine.road_index->arc_count();
+  shape.predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;
+  shape.index_point_queries = kind_ == CallKind::kPaths && options_.index_paths_hierarchy;
+  shape.kept_graph = graph_ != &owned_graph_;
 
   DeviceState& state = costs.state;
   state.gpu_usable = gpus_.usable;
