@@ -206,20 +206,34 @@ Calibration calibrate(const CalibrationOptions& options) {
   const double far_arcs = static_cast<double>(far.arc_count());
   const std::vector<VertexIndex> one = {0};
 
-  // CPU Dijkstra: one source on one thread, then many on every thread.
+  // CPU Dijkstra: one source on one thread on the grid and on a dense graph (per vertex and per
+  // arc from the two), on the random graph (the cache misses), then many sources on every thread.
+  const Graph dense = dense_graph(512, 0.2, cancel);
   {
     auto engine = dijkstra->create(local, one_thread);
     const double single = time_solve(*engine, local, one, cancel);
-    s.cpu_dijkstra_local_ns = clamp_positive(single * 1e6 / local_arcs, 0.1);
+    auto dense_engine = dijkstra->create(dense, one_thread);
+    const double on_dense = time_solve(*dense_engine, dense, one, cancel);
+    const double vg = static_cast<double>(local.vertex_count()), eg = local_arcs;
+    const double vd = static_cast<double>(dense.vertex_count());
+    const double ed = static_cast<double>(dense.arc_count());
+    double arc_ns = (on_dense * vg - single * vd) / (ed * vg - eg * vd) * 1e6;
+    if (!(arc_ns > 0)) arc_ns = on_dense * 1e6 / ed;
+    s.cpu_dijkstra_arc_ns = clamp_positive(arc_ns, 0.05);
+    s.cpu_dijkstra_vertex_ns =
+        clamp_positive((single * 1e6 - eg * s.cpu_dijkstra_arc_ns) / vg, 0.1);
     auto far_engine = dijkstra->create(far, one_thread);
-    s.cpu_dijkstra_far_ns =
-        clamp_positive(time_solve(*far_engine, far, one, cancel) * 1e6 / far_arcs, 0.1);
+    const double on_far = time_solve(*far_engine, far, one, cancel);
+    const double far_local = (static_cast<double>(far.vertex_count()) * s.cpu_dijkstra_vertex_ns +
+                              far_arcs * s.cpu_dijkstra_arc_ns) *
+                             1e-6;
+    s.cpu_dijkstra_far_factor = std::clamp(on_far / far_local, 1.0, 20.0);
     // The predecessor pass (gpu_sssp's rows), per arc.
     const double with_predecessors = time_solve(*engine, local, one, cancel, nullptr, true);
     s.cpu_predecessor_ns = clamp_positive((with_predecessors - single) * 1e6 / local_arcs, 0.1);
-    measured("cpu_dijkstra_local_ns");
-    measured("cpu_dijkstra_far_ns");
-    measured("cpu_predecessor_ns");
+    for (const char* name : {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns",
+                             "cpu_dijkstra_far_factor", "cpu_predecessor_ns"})
+      measured(name);
     if (threads > 1) {
       auto many_engine = dijkstra->create(local, every_thread);
       const auto sources = spread_sources(local, threads * 4);
@@ -232,7 +246,6 @@ Calibration calibrate(const CalibrationOptions& options) {
   const double cpu_speedup = threads > 1 ? std::max(1.0, threads * s.cpu_parallel_efficiency) : 1.0;
 
   // Blocked Floyd-Warshall on every thread, scaled to one thread's time (the model divides).
-  const Graph dense = dense_graph(512, 0.2, cancel);
   {
     const double v3 = std::pow(static_cast<double>(dense.vertex_count()), 3);
     const double ms =

@@ -14,8 +14,9 @@ namespace {
 // Every speed with its stored name, so that serialize(), parse() and values() cannot disagree.
 template <typename Speeds, typename Fn>
 void for_each_speed(Speeds& s, Fn&& fn) {
-  fn("cpu_dijkstra_local_ns", s.cpu_dijkstra_local_ns);
-  fn("cpu_dijkstra_far_ns", s.cpu_dijkstra_far_ns);
+  fn("cpu_dijkstra_vertex_ns", s.cpu_dijkstra_vertex_ns);
+  fn("cpu_dijkstra_arc_ns", s.cpu_dijkstra_arc_ns);
+  fn("cpu_dijkstra_far_factor", s.cpu_dijkstra_far_factor);
   fn("cpu_parallel_efficiency", s.cpu_parallel_efficiency);
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
@@ -113,23 +114,22 @@ std::vector<std::pair<std::string, double>> MachineSpeeds::values() const {
 }
 
 double far_arc_share(const CsrGraph& graph) {
-  const ArcIndex arcs = graph.arc_count();
-  if (arcs <= 0 || graph.vertex_count <= 0) return 0;
-  // 1024 arcs, each tail found by binary search in the offsets: tens of microseconds, against
-  // the calls of a millisecond that auto decides too.
-  const ArcIndex samples = std::min<ArcIndex>(arcs, 1024);
-  const ArcIndex* offsets = &graph.row_offsets[0];
-  const ArcIndex* offsets_end = offsets + static_cast<std::size_t>(graph.vertex_count) + 1;
-  int far = 0;
-  for (ArcIndex i = 0; i < samples; ++i) {
-    const ArcIndex arc = static_cast<ArcIndex>(static_cast<std::int64_t>(i) * arcs / samples);
-    // The tail: the last vertex whose first arc is at or before `arc`.
-    const VertexIndex tail =
-        static_cast<VertexIndex>(std::upper_bound(offsets, offsets_end, arc) - offsets - 1);
+  const std::int64_t n = graph.vertex_count;
+  if (graph.arc_count() <= 0 || n <= 0) return 0;
+  // An arc of each of 1024 vertices spread over the graph: two reads each, tens of microseconds
+  // against calls of a millisecond that auto decides too.
+  const std::int64_t samples = std::min<std::int64_t>(n, 1024);
+  int far = 0, seen = 0;
+  for (std::int64_t i = 0; i < samples; ++i) {
+    const VertexIndex tail = static_cast<VertexIndex>(i * n / samples);
+    const ArcIndex begin = graph.begin(tail), end = graph.end(tail);
+    if (begin >= end) continue;
+    const ArcIndex arc = begin + (end - begin) / 2;  // not always the first (a ring's own arc)
+    ++seen;
     const VertexIndex head = graph.heads[static_cast<std::size_t>(arc)];
     if (std::abs(static_cast<std::int64_t>(head) - tail) > 8192) ++far;
   }
-  return static_cast<double>(far) / static_cast<double>(samples);
+  return seen == 0 ? 0 : static_cast<double>(far) / static_cast<double>(seen);
 }
 
 int hop_depth(const CsrGraph& graph, VertexIndex source) {
@@ -191,16 +191,20 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     const double batch = std::max(1, state.cpu_threads) * 16.0;
     double compute = 0;
     if (name == "dijkstra") {
-      const double per_source =
-          E * share * blend(s.cpu_dijkstra_local_ns, s.cpu_dijkstra_far_ns, shape.far_fraction);
+      const double per_source = (V * s.cpu_dijkstra_vertex_ns + E * s.cpu_dijkstra_arc_ns) * share *
+                                blend(1.0, s.cpu_dijkstra_far_factor, shape.far_fraction);
       compute = (S * per_source * 1e-6 + predecessor_ms) / speedup;
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;
       compute = V * V * V * s.cpu_fw_ns * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
       return compute + emit_ms;  // the whole matrix first, then its rows
     } else {                     // cch
-      // auto makes no index for a kept graph (gpu_graph_index or naming cch does, shared).
-      if (!index && shape.kept_graph) return -1;
+      // auto makes no index for a kept graph (gpu_graph_index or naming cch does, shared), nor
+      // for a graph without small separators: a hierarchy of a random graph is nearly complete
+      // (hop depths far below sqrt(V), as in expanders, tell those apart from road networks).
+      if (!index && (shape.kept_graph || shape.hop_depth <= 0 ||
+                     shape.hop_depth < 0.5 * std::sqrt(std::max(1.0, V))))
+        return -1;
       if (shape.compact_targets) {
         // Buckets: an upward search from each target, then from each source.
         const double targets =

@@ -26,9 +26,12 @@ namespace gpu_routing {
 // join vertices far apart in memory (random graphs), "local" for graphs numbered along their
 // geometry (grids, road networks as published).
 struct MachineSpeeds {
-  // CPU Dijkstra, one source on one thread, per arc scanned.
-  double cpu_dijkstra_local_ns = 35;
-  double cpu_dijkstra_far_ns = 100;
+  // CPU Dijkstra, one source on one thread: per vertex settled (the heap) and per arc scanned,
+  // on a graph numbered along its geometry; times `far_factor` on one whose arcs jump across
+  // memory (random graphs: every arc a cache miss).
+  double cpu_dijkstra_vertex_ns = 60;
+  double cpu_dijkstra_arc_ns = 8;
+  double cpu_dijkstra_far_factor = 3;
   // Many sources on every thread: the speed-up over one thread per thread used (0.8 on 16
   // hyperthreads of the H100 host: 12.8x).
   double cpu_parallel_efficiency = 0.8;
@@ -121,7 +124,8 @@ struct DeviceState {
 double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
                         const DeviceState& state, const MachineSpeeds& speeds);
 
-// The share of arcs (sampled, at most 1024) whose ends are more than 8192 vertices apart: beyond
+// The share of arcs (one arc of each of at most 1024 vertices) whose ends are more than 8192
+// vertices apart: beyond
 // what a cache holds of a distance array around the tail.
 double far_arc_share(const CsrGraph& graph);
 // Hops from `source` to the farthest vertex it reaches (BFS), at least 1.

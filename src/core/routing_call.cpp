@@ -318,7 +318,7 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
                 n <= kAutoDenseMaxVerticesGpu;
   // Rounds of Bellman-Ford style engines follow the hop depth: measured by one BFS where that
   // is cheap against the many sources' work.
-  if (options_.many_source && shape.sources > 1 && n <= 65536)
+  if (options_.many_source && shape.sources > 1 && (n <= 65536 || shape.sources >= 64))
     shape.hop_depth = hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr)
     shape.index_arcs = options_.engine.road_index->arc_count();
@@ -331,7 +331,7 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
   state.cpu_threads = resolve_thread_count(options_.engine.threads);
   state.service = options_.remote != nullptr;
   state.context_open = !state.service && gpu::context_memory_bytes() > 0;
-  if (state.service && !options_.kept_image_segment.empty())
+  if (state.service && graph_ != &owned_graph_)
     state.kept_engine = "*";  // the service keeps a kept graph's device copy for every engine
   else if (options_.engine_cache != nullptr && options_.engine_cache->peek() != nullptr)
     state.kept_engine = std::string(device_label(options_.engine_cache->peek()->device())) + " " +

@@ -16,12 +16,12 @@ using testing::EdgeTable;
 
 TEST(MachineSpeeds, StoredFormRoundTripsAndKeepsDefaultsForBadLines) {
   MachineSpeeds speeds;
-  speeds.cpu_dijkstra_local_ns = 12.5;
+  speeds.cpu_dijkstra_arc_ns = 12.5;
   speeds.gpu_context_ms = 88;
   speeds.origin = "calibrated 2026-11-26 on a test";
   MachineSpeeds read;
   ASSERT_TRUE(read.parse(speeds.serialize()));
-  EXPECT_DOUBLE_EQ(read.cpu_dijkstra_local_ns, 12.5);
+  EXPECT_DOUBLE_EQ(read.cpu_dijkstra_arc_ns, 12.5);
   EXPECT_DOUBLE_EQ(read.gpu_context_ms, 88);
   EXPECT_EQ(read.origin, "calibrated 2026-11-26 on a test");
   EXPECT_EQ(read.values().size(), speeds.values().size());
@@ -155,12 +155,13 @@ TEST(Calibration, MeasuresTheCpu) {
   CalibrationOptions options;
   options.threads = 2;
   const Calibration result = calibrate(options);
-  EXPECT_GT(result.speeds.cpu_dijkstra_local_ns, 0);
-  EXPECT_GT(result.speeds.cpu_dijkstra_far_ns, 0);
+  EXPECT_GT(result.speeds.cpu_dijkstra_vertex_ns, 0);
+  EXPECT_GT(result.speeds.cpu_dijkstra_arc_ns, 0);
+  EXPECT_GE(result.speeds.cpu_dijkstra_far_factor, 1);
   EXPECT_GT(result.speeds.cpu_fw_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
-  for (const char* name : {"cpu_dijkstra_local_ns", "cpu_dijkstra_far_ns", "cpu_fw_ns",
+  for (const char* name : {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_fw_ns",
                            "cpu_cch_sweep_ns", "cpu_cch_query_us"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
