@@ -133,26 +133,35 @@ double time_solve(ShortestPathEngine& engine, const Graph& graph,
   return median_of(times);
 }
 
-// The dense engines close the whole matrix on their first solve() and copy rows afterwards: each
-// run makes its engine afresh (median of three).
+// A call makes its CPU engine afresh (its heap and rows are allocated and touched anew), and the
+// dense engines close the whole matrix on their first solve() and copy rows afterwards: each run
+// makes its engine (median of three, after a warm-up run).
 template <typename Make>
-double time_dense(Make&& make, const Graph& graph, const CancelToken& cancel) {
-  std::vector<VertexIndex> all(static_cast<std::size_t>(graph.vertex_count()));
-  for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<VertexIndex>(v);
-  std::vector<double> rows(all.size() * all.size());
+double time_fresh(Make&& make, const Graph& graph, const std::vector<VertexIndex>& sources,
+                  const CancelToken& cancel, bool predecessors = false) {
+  const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
+  std::vector<double> rows(sources.size() * n);
+  std::vector<ArcIndex> arcs(predecessors ? sources.size() * n : 0);
   SolveRequest request;
-  request.sources = all.data();
-  request.source_count = static_cast<int>(all.size());
+  request.sources = sources.data();
+  request.source_count = static_cast<int>(sources.size());
   request.distances = rows.data();
+  if (predecessors) request.predecessor_arcs = arcs.data();
   std::vector<double> times;
-  for (int run = 0; run < 3; ++run) {
+  for (int run = 0; run < 4; ++run) {
     cancel.throw_if_requested();
-    auto engine = make();
     Stopwatch watch;
+    auto engine = make();
     engine->solve(request);
-    times.push_back(watch.elapsed_ms());
+    if (run > 0) times.push_back(watch.elapsed_ms());
   }
   return median_of(times);
+}
+
+std::vector<VertexIndex> every_vertex(const Graph& graph) {
+  std::vector<VertexIndex> all(static_cast<std::size_t>(graph.vertex_count()));
+  for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<VertexIndex>(v);
+  return all;
 }
 
 double clamp_positive(double value, double floor) {
@@ -210,10 +219,11 @@ Calibration calibrate(const CalibrationOptions& options) {
   // arc from the two), on the random graph (the cache misses), then many sources on every thread.
   const Graph dense = dense_graph(512, 0.2, cancel);
   {
-    auto engine = dijkstra->create(local, one_thread);
-    const double single = time_solve(*engine, local, one, cancel);
-    auto dense_engine = dijkstra->create(dense, one_thread);
-    const double on_dense = time_solve(*dense_engine, dense, one, cancel);
+    auto fresh = [&](const Graph& graph, const EngineOptions& options) {
+      return [&graph, &options, dijkstra] { return dijkstra->create(graph, options); };
+    };
+    const double single = time_fresh(fresh(local, one_thread), local, one, cancel);
+    const double on_dense = time_fresh(fresh(dense, one_thread), dense, one, cancel);
     const double vg = static_cast<double>(local.vertex_count()), eg = local_arcs;
     const double vd = static_cast<double>(dense.vertex_count());
     const double ed = static_cast<double>(dense.arc_count());
@@ -222,22 +232,20 @@ Calibration calibrate(const CalibrationOptions& options) {
     s.cpu_dijkstra_arc_ns = clamp_positive(arc_ns, 0.05);
     s.cpu_dijkstra_vertex_ns =
         clamp_positive((single * 1e6 - eg * s.cpu_dijkstra_arc_ns) / vg, 0.1);
-    auto far_engine = dijkstra->create(far, one_thread);
-    const double on_far = time_solve(*far_engine, far, one, cancel);
+    const double on_far = time_fresh(fresh(far, one_thread), far, one, cancel);
     const double far_local = (static_cast<double>(far.vertex_count()) * s.cpu_dijkstra_vertex_ns +
                               far_arcs * s.cpu_dijkstra_arc_ns) *
                              1e-6;
     s.cpu_dijkstra_far_factor = std::clamp(on_far / far_local, 1.0, 20.0);
     // The predecessor pass (gpu_sssp's rows), per arc.
-    const double with_predecessors = time_solve(*engine, local, one, cancel, nullptr, true);
+    const double with_predecessors = time_fresh(fresh(local, one_thread), local, one, cancel, true);
     s.cpu_predecessor_ns = clamp_positive((with_predecessors - single) * 1e6 / local_arcs, 0.1);
     for (const char* name : {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns",
                              "cpu_dijkstra_far_factor", "cpu_predecessor_ns"})
       measured(name);
     if (threads > 1) {
-      auto many_engine = dijkstra->create(local, every_thread);
       const auto sources = spread_sources(local, threads * 4);
-      const double many = time_solve(*many_engine, local, sources, cancel);
+      const double many = time_fresh(fresh(local, every_thread), local, sources, cancel);
       const double speedup = static_cast<double>(sources.size()) * single / many;
       s.cpu_parallel_efficiency = std::clamp(speedup / threads, 0.05, 1.5);
       measured("cpu_parallel_efficiency");
@@ -248,14 +256,15 @@ Calibration calibrate(const CalibrationOptions& options) {
   // Blocked Floyd-Warshall on every thread, scaled to one thread's time (the model divides).
   {
     const double v3 = std::pow(static_cast<double>(dense.vertex_count()), 3);
-    const double ms =
-        time_dense([&] { return cpu_fw->create(dense, every_thread); }, dense, cancel);
+    const double ms = time_fresh([&] { return cpu_fw->create(dense, every_thread); }, dense,
+                                 every_vertex(dense), cancel);
     s.cpu_fw_ns = clamp_positive(ms * 1e6 * cpu_speedup / v3, 1e-4);
     measured("cpu_fw_ns");
   }
 
-  // The road index of a 128 x 128 grid: a sweep per source, a query per source or target.
-  const Graph small_grid = grid(128, cancel);
+  // The road index of a 256 x 256 grid: a sweep per source, a query per source or target.
+  // 256 x 256: a hierarchy of some 10 MB, out of the first caches as a road network's is.
+  const Graph small_grid = grid(256, cancel);
   Stopwatch index_watch;
   Cch index(small_grid, cch_order(small_grid, nullptr, nullptr, cancel), cancel);
   index.customize(small_grid, cancel, 1);
@@ -430,8 +439,8 @@ Calibration calibrate(const CalibrationOptions& options) {
     const Graph big_dense = dense_graph(1024, 0.2, cancel);
     const double v3 = std::pow(static_cast<double>(big_dense.vertex_count()), 3);
     const double ms =
-        time_dense([&] { return options.make_gpu_engine(*gpu_fw, big_dense, gpu_options); },
-                   big_dense, cancel);
+        time_fresh([&] { return options.make_gpu_engine(*gpu_fw, big_dense, gpu_options); },
+                   big_dense, every_vertex(big_dense), cancel);
     s.gpu_fw_ns = clamp_positive(ms * 1e6 / v3, 1e-6);
     measured("gpu_fw_ns");
   }

@@ -318,7 +318,12 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
                 n <= kAutoDenseMaxVerticesGpu;
   // Rounds of Bellman-Ford style engines follow the hop depth: measured by one BFS where that
   // is cheap against the many sources' work.
-  if (options_.many_source && shape.sources > 1 && (n <= 65536 || shape.sources >= 64))
+  // Also where a road index for an edges_sql graph is a candidate (many sources: one BFS is
+  // milliseconds against their searches); never on a kept graph's larger calls, which auto
+  // answers in a few milliseconds.
+  const bool index_candidate =
+      graph_ == &owned_graph_ && options_.engine.road_index == nullptr && shape.sources >= 64;
+  if (options_.many_source && shape.sources > 1 && (n <= 65536 || index_candidate))
     shape.hop_depth = hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr)
     shape.index_arcs = options_.engine.road_index->arc_count();
