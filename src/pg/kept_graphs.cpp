@@ -1370,7 +1370,10 @@ bool customize_index(Cch& index, const Graph& graph, uint64 topology,
                      const CustomizationChoice& choice, std::string* note) {
   const CancelToken cancel(cancel_requested);
   bool on_gpu = false;
-  const uint64 key = hierarchy_key(index, topology);
+  // The customizer kept by this session serves one hierarchy: compared only where one may be
+  // used (a pass over the ranks).
+  const bool customizer_may_serve = choice.setting != IndexCustomization::kCpu;
+  const uint64 key = customizer_may_serve ? hierarchy_key(index, topology) : 0;
   if (choice.setting == IndexCustomization::kGpu) {
     if (choice.device_cpu)
       throw RoutingError(
@@ -1709,8 +1712,7 @@ bool launch_index_worker(const Registration& reg, bool directed, int f, dsm_hand
   job.device_cpu = choice.device_cpu;
   job.threads = choice.threads;
   copy_name(job.name, sizeof job.name, reg.name);
-  memcpy(worker.bgw_extra, &job, sizeof job);
-  worker.bgw_main_arg = Int32GetDatum(f);
+  memcpy(worker.bgw_extra, &job, sizeof job);  // the worker reads its form from the job
   BackgroundWorkerHandle* handle = nullptr;
   if (!RegisterDynamicBackgroundWorker(&worker, &handle)) return false;
   pid_t pid = 0;
