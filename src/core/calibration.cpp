@@ -262,9 +262,10 @@ Calibration calibrate(const CalibrationOptions& options) {
     measured("cpu_fw_ns");
   }
 
-  // The road index of a 256 x 256 grid: a sweep per source, a query per source or target.
-  // 256 x 256: a hierarchy of some 10 MB, out of the first caches as a road network's is.
-  const Graph small_grid = grid(256, cancel);
+  // The road index of a 384 x 384 grid: a sweep per source, a query per source or target.
+  // 384 x 384: a hierarchy of tens of MB, out of the caches as a road network's is (on a 256 x
+  // 256 grid the CPU's sweeps ran 1.6x faster than New York's on the H200 host).
+  const Graph small_grid = grid(384, cancel);
   Stopwatch index_watch;
   Cch index(small_grid, cch_order(small_grid, nullptr, nullptr, cancel), cancel);
   index.customize(small_grid, cancel, 1);

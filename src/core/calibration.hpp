@@ -1,7 +1,7 @@
 // gpu_routing_calibrate(): measures this machine's speeds (cost_model.hpp) by running the engines
 // on graphs made for the purpose: a 512 x 512 grid (numbered along its rows: a road network's
 // locality), a random graph of the same size (no locality), a small random graph (per-source
-// costs, hop-bound rounds), a dense graph (Floyd-Warshall) and a 128 x 128 grid's road index.
+// costs, hop-bound rounds), a dense graph (Floyd-Warshall) and a 384 x 384 grid's road index.
 // Each figure is the median of three runs after one warm-up. What cannot be measured here (no GPU,
 // or a GPU engine through the service that needs a kept graph) keeps its built-in value, and the
 // notes say so.
