@@ -21,6 +21,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
   fn("cpu_cch_query_us", s.cpu_cch_query_us);
+  fn("cpu_cch_query_vertices", s.cpu_cch_query_vertices);
   fn("cpu_cch_build_ns", s.cpu_cch_build_ns);
   fn("cpu_predecessor_ns", s.cpu_predecessor_ns);
   fn("gpu_context_ms", s.gpu_context_ms);
@@ -186,6 +187,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   const double index_arcs_or_guess = index ? index_arcs : 2.2 * E;  // New York: 1.55M for 734k
   const double predecessor_ms = shape.predecessors ? S * E * s.cpu_predecessor_ns * 1e-6 : 0;
 
+  // One upward search on this graph: the measured one scaled by the square root of the sizes.
+  const double query_us =
+      s.cpu_cch_query_us * std::sqrt(std::max(1.0, V) / std::max(1.0, s.cpu_cch_query_vertices));
+
   if (engine.device == Device::kCpu) {
     const double speedup = cpu_speedup(s, state, shape.sources);
     const double batch = std::max(1, state.cpu_threads) * 16.0;
@@ -209,16 +214,14 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
         // Buckets: an upward search from each target, then from each source.
         const double targets =
             static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
-        compute = (S + targets) * s.cpu_cch_query_us * 1e-3 / speedup;
+        compute = (S + targets) * query_us * 1e-3 / speedup;
       } else if (shape.index_point_queries && shape.targets_per_source > 0) {
         // Point queries, one per pair.
-        compute = S * static_cast<double>(shape.targets_per_source) * 2 * s.cpu_cch_query_us *
-                  1e-3 / speedup;
+        compute = S * static_cast<double>(shape.targets_per_source) * 2 * query_us * 1e-3 / speedup;
       } else {  // whole trees, one PHAST sweep each
-        compute =
-            (S * (index_arcs_or_guess * s.cpu_cch_sweep_ns + s.cpu_cch_query_us * 1e3) * 1e-6 +
-             predecessor_ms) /
-            speedup;
+        compute = (S * (index_arcs_or_guess * s.cpu_cch_sweep_ns + query_us * 1e3) * 1e-6 +
+                   predecessor_ms) /
+                  speedup;
       }
       compute += index_build_ms;
     }

@@ -41,6 +41,9 @@ struct MachineSpeeds {
   // (a bucket or point query) per source or target.
   double cpu_cch_sweep_ns = 4;
   double cpu_cch_query_us = 60;
+  // The vertices of the graph cpu_cch_query_us was measured on: an upward search grows with the
+  // separators, as the square root of the vertices on road networks and grids.
+  double cpu_cch_query_vertices = 147456;
   // Making a road index for a graph that has none (edges_sql, or a kept graph without one):
   // order, hierarchy and customization, per arc times log2(arcs).
   double cpu_cch_build_ns = 150;
