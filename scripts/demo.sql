@@ -11,6 +11,9 @@ CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
 \echo '\n== What this server offers'
 SELECT * FROM gpu_routing_info();
 
+\echo '\n== gpu_routing_calibrate(): the speeds of this machine, which auto estimates every call with (a few seconds, once per server)'
+SELECT speed, round(value::numeric, 4) AS value, source FROM gpu_routing_calibrate();
+
 -- A few places, each snapped to the nearest intersection.
 CREATE TEMP TABLE places AS
 SELECT p.name, v.id AS vertex, round(v.lon::numeric, 5) AS lon, round(v.lat::numeric, 5) AS lat
@@ -28,6 +31,7 @@ SELECT vertex AS jfk FROM places WHERE name = 'JFK Airport' \gset
 CREATE TEMP TABLE route AS SELECT * FROM gpu_path(:'edges', :times_square, :jfk);
 SELECT * FROM route WHERE path_seq <= 5 OR path_seq > (SELECT max(path_seq) - 3 FROM route) ORDER BY seq;
 SELECT count(*) - 1 AS road_segments, round((max(agg_cost) / 1000)::numeric, 2) AS km FROM route;
+SELECT reason AS why_this_engine FROM gpu_routing_last_run();
 SELECT device, algorithm, vertices, edges, rows, round(load_ms::numeric, 1) AS load_ms,
        round(build_ms::numeric, 1) AS build_ms, round(compute_ms::numeric, 1) AS compute_ms,
        round(emit_ms::numeric, 1) AS emit_ms, round(total_ms::numeric, 1) AS total_ms
