@@ -181,7 +181,7 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   // far cheaper than V^3).
   const bool fw_applies = shape.all_pairs && shape.dense;
 
-  // A graph with no index: cch makes one first (a kept graph's stays after its first call).
+  // A graph with no index (edges_sql): the CPU's cch makes one first, in every call.
   const double index_build_ms =
       index ? 0 : E * std::log2(std::max(2.0, E)) * s.cpu_cch_build_ns * 1e-6;
   const double index_arcs_or_guess = index ? index_arcs : 2.2 * E;  // New York: 1.55M for 734k
@@ -254,7 +254,7 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     return fixed + compute + download + emit_ms;
   } else {  // cch: whole rows by PHAST sweeps (a target list's columns are taken from them)
     if (!index) return -1;  // the GPU's cch sweeps a kept graph's index
-    compute = index_build_ms + S * index_arcs_or_guess * s.gpu_cch_sweep_ns * 1e-6;
+    compute = S * index_arcs * s.gpu_cch_sweep_ns * 1e-6;
     // Sweeps fill whole rows whatever the targets: their copies back count in full.
     return fixed + with_rows(compute + S * V * 8.0 * s.gpu_download_ns_per_byte * 1e-6, emit_ms,
                              batches_of(shape.sources, batch));
