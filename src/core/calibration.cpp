@@ -292,6 +292,7 @@ Calibration calibrate(const CalibrationOptions& options) {
         (sweep - s.cpu_cch_query_us * 1e-3) * 1e6 / static_cast<double>(index.arc_count()), 0.01);
     s.cpu_cch_query_vertices = static_cast<double>(small_grid.vertex_count());
     measured("cpu_cch_query_us");
+    measured("cpu_cch_query_vertices");
     measured("cpu_cch_sweep_ns");
   }
 
