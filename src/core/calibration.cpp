@@ -104,11 +104,12 @@ double median_of(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Milliseconds of one solve of `sources` (full rows, or compact rows to `targets`), median of
-// three after a warm-up.
-double time_solve(ShortestPathEngine& engine, const Graph& graph,
-                  const std::vector<VertexIndex>& sources, const CancelToken& cancel,
-                  const std::vector<VertexIndex>* targets = nullptr, bool predecessors = false) {
+// Milliseconds of solve(request) for `sources` (whole rows, or compact rows to `targets`, with
+// predecessors where asked), median of three after a warm-up run.
+template <typename Solve>
+double time_runs(const Graph& graph, const std::vector<VertexIndex>& sources,
+                 const CancelToken& cancel, const std::vector<VertexIndex>* targets,
+                 bool predecessors, Solve&& solve) {
   const std::size_t width =
       targets != nullptr ? targets->size() : static_cast<std::size_t>(graph.vertex_count());
   std::vector<double> rows(sources.size() * width);
@@ -127,35 +128,28 @@ double time_solve(ShortestPathEngine& engine, const Graph& graph,
   for (int run = 0; run < 4; ++run) {
     cancel.throw_if_requested();
     Stopwatch watch;
-    engine.solve(request);
+    solve(request);
     if (run > 0) times.push_back(watch.elapsed_ms());
   }
   return median_of(times);
 }
 
-// A call makes its CPU engine afresh (its heap and rows are allocated and touched anew), and the
-// dense engines close the whole matrix on their first solve() and copy rows afterwards: each run
-// makes its engine (median of three, after a warm-up run).
+// One engine, solving again and again.
+double time_solve(ShortestPathEngine& engine, const Graph& graph,
+                  const std::vector<VertexIndex>& sources, const CancelToken& cancel,
+                  const std::vector<VertexIndex>* targets = nullptr, bool predecessors = false) {
+  return time_runs(graph, sources, cancel, targets, predecessors,
+                   [&engine](const SolveRequest& request) { engine.solve(request); });
+}
+
+// An engine made afresh for every run, as a call makes its CPU engine (its heap and rows
+// allocated and touched anew) and an edges_sql call its GPU engine (the graph copied to the
+// device); the dense engines also close the whole matrix on their first solve() only.
 template <typename Make>
 double time_fresh(Make&& make, const Graph& graph, const std::vector<VertexIndex>& sources,
                   const CancelToken& cancel, bool predecessors = false) {
-  const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
-  std::vector<double> rows(sources.size() * n);
-  std::vector<ArcIndex> arcs(predecessors ? sources.size() * n : 0);
-  SolveRequest request;
-  request.sources = sources.data();
-  request.source_count = static_cast<int>(sources.size());
-  request.distances = rows.data();
-  if (predecessors) request.predecessor_arcs = arcs.data();
-  std::vector<double> times;
-  for (int run = 0; run < 4; ++run) {
-    cancel.throw_if_requested();
-    Stopwatch watch;
-    auto engine = make();
-    engine->solve(request);
-    if (run > 0) times.push_back(watch.elapsed_ms());
-  }
-  return median_of(times);
+  return time_runs(graph, sources, cancel, nullptr, predecessors,
+                   [&make](const SolveRequest& request) { make()->solve(request); });
 }
 
 std::vector<VertexIndex> every_vertex(const Graph& graph) {
@@ -319,22 +313,8 @@ Calibration calibrate(const CalibrationOptions& options) {
     auto engine = options.make_gpu_engine(*near_far, tiny, gpu_options);
     first_ms = watch.elapsed_ms();
   }
-  {
-    std::vector<double> times;
-    for (int run = 0; run < 3; ++run) {
-      cancel.throw_if_requested();
-      Stopwatch watch;
-      auto engine = options.make_gpu_engine(*near_far, tiny, gpu_options);
-      std::vector<double> row(static_cast<std::size_t>(tiny.vertex_count()));
-      SolveRequest request;
-      request.sources = one.data();
-      request.source_count = 1;
-      request.distances = row.data();
-      engine->solve(request);
-      times.push_back(watch.elapsed_ms());
-    }
-    call_ms = median_of(times);
-  }
+  call_ms = time_fresh([&] { return options.make_gpu_engine(*near_far, tiny, gpu_options); }, tiny,
+                       one, cancel);
   if (options.through_service) {
     s.gpu_service_call_ms = call_ms;
     measured("gpu_service_call_ms");
@@ -356,22 +336,11 @@ Calibration calibrate(const CalibrationOptions& options) {
   {
     auto engine = options.make_gpu_engine(*near_far, local, gpu_options);
     single_local_ms = time_solve(*engine, local, one, cancel);
-    std::vector<double> times;
-    std::vector<double> row(static_cast<std::size_t>(local.vertex_count()));
-    SolveRequest request;
-    request.sources = one.data();
-    request.source_count = 1;
-    request.distances = row.data();
-    for (int run = 0; run < 3; ++run) {
-      cancel.throw_if_requested();
-      Stopwatch watch;
-      auto fresh = options.make_gpu_engine(*near_far, local, gpu_options);
-      fresh->solve(request);
-      times.push_back(watch.elapsed_ms());
-    }
+    const double fresh_ms = time_fresh(
+        [&] { return options.make_gpu_engine(*near_far, local, gpu_options); }, local, one, cancel);
     const double bytes = local_arcs * 12.0 + static_cast<double>(local.vertex_count()) * 8.0;
     s.gpu_upload_ns_per_byte =
-        clamp_positive((median_of(times) - single_local_ms - call_ms) * 1e6 / bytes, 0.001);
+        clamp_positive((fresh_ms - single_local_ms - call_ms) * 1e6 / bytes, 0.001);
     measured("gpu_upload_ns_per_byte");
   }
 

@@ -114,14 +114,6 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
   const char* setting = many ? "gpu_routing.apsp_algorithm" : "gpu_routing.sssp_algorithm";
   EngineSelection selection;
   const bool is_auto = algorithm.empty() || algorithm == "auto";
-  if (is_auto && costs != nullptr) {
-    if (device == DeviceSetting::kGpu && !gpus.usable)
-      throw RoutingError(ErrorKind::kNoDevice,
-                         "gpu_routing.device = gpu needs a GPU, but none is usable: " + gpus.reason,
-                         "Set gpu_routing.device = auto or cpu to run on the CPU.");
-    selection.engine = cheapest_engine(device, shape, gpus, *costs, selection.reason);
-    if (selection.engine != nullptr) return selection;
-  }
 
   if (!is_auto) {
     bool known = false;
@@ -147,6 +139,12 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
                          what + " needs a GPU, but none is usable: " + gpus.reason,
                          "Set gpu_routing.device = auto or cpu to run on the CPU.");
   };
+
+  if (is_auto && costs != nullptr) {
+    if (device == DeviceSetting::kGpu) gpu_required("gpu_routing.device = gpu");
+    selection.engine = cheapest_engine(device, shape, gpus, *costs, selection.reason);
+    if (selection.engine != nullptr) return selection;
+  }
 
   Device chosen;
   switch (device) {

@@ -283,6 +283,7 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
   costs.speeds = *options_.speeds;
   CallCostShape& shape = costs.shape;
   const Graph& graph = *graph_;
+  const bool kept = graph_ != &owned_graph_;
   const std::int64_t n = graph.vertex_count();
   shape.vertices = graph.vertex_count();
   shape.arcs = graph.arc_count();
@@ -322,21 +323,21 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
   // milliseconds against their searches); never on a kept graph's larger calls, which auto
   // answers in a few milliseconds.
   const bool index_candidate =
-      graph_ == &owned_graph_ && options_.engine.road_index == nullptr && shape.sources >= 64;
+      !kept && options_.engine.road_index == nullptr && shape.sources >= 64;
   if (options_.many_source && shape.sources > 1 && (n <= 65536 || index_candidate))
     shape.hop_depth = hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr)
     shape.index_arcs = options_.engine.road_index->arc_count();
   shape.predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;
   shape.index_point_queries = kind_ == CallKind::kPaths && options_.index_paths_hierarchy;
-  shape.kept_graph = graph_ != &owned_graph_;
+  shape.kept_graph = kept;
 
   DeviceState& state = costs.state;
   state.gpu_usable = gpus_.usable;
   state.cpu_threads = resolve_thread_count(options_.engine.threads);
   state.service = options_.remote != nullptr;
   state.context_open = !state.service && gpu::context_memory_bytes() > 0;
-  if (state.service && graph_ != &owned_graph_)
+  if (state.service && kept)
     state.kept_engine = "*";  // the service keeps a kept graph's device copy for every engine
   else if (options_.engine_cache != nullptr && options_.engine_cache->peek() != nullptr)
     state.kept_engine = std::string(device_label(options_.engine_cache->peek()->device())) + " " +

@@ -155,11 +155,9 @@ extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
     pg::resolve_service(false, service);
     // With the GPU service the GPUs are its own (no CUDA context in a backend); without it, this
     // session's, as a call with device = gpu.
-    const gpu::Availability& gpus = settings.device == DeviceSetting::kCpu ? gpu::Availability()
-                                    : service->configured                  ? service->gpus
-                                                                           : gpu::availability();
-    static gpu::Availability probed;
-    probed = gpus;
+    gpu::Availability probed = settings.device == DeviceSetting::kCpu ? gpu::Availability()
+                               : service->configured                  ? service->gpus
+                                                                      : gpu::availability();
     if (settings.device == DeviceSetting::kCpu) probed.reason = "gpu_routing.device = cpu";
     options.gpus = &probed;
     if (service->configured && service->remote != nullptr) {
