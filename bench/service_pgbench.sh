@@ -3,6 +3,8 @@
 # clients, on a kept graph, in one run for
 #   service   the GPU service (gpu_routing.service = auto): one process owns the GPU, every
 #             session's gpu_path goes to it; gpu_routing.device = gpu
+#   service-1 the same service on one GPU (gpu_routing.service_devices = 1), beside `service` on
+#             every GPU: the several-GPU scaling (issue 14) in one run
 #   gpu       the in-backend GPU path (gpu_routing.service = off): each session its own CUDA
 #             context; gpu_routing.device = gpu
 #   cpu       the CPU engine in each backend, gpu_routing.device = cpu, gpu_routing.threads = 1 per
@@ -20,20 +22,24 @@
 #
 # Usage:
 #   bench/service_pgbench.sh [--duration S] [--clients N] [--jobs N] [--pgr-duration S]
-#       [--warmup S] [--sides service,gpu,cpu,cpu-all,pgr] [--port-base P] [--dir DIR]
+#       [--warmup S] [--sides service,service-1,gpu,cpu,cpu-all,pgr] [--port-base P] [--dir DIR]
 #       [--batch-window MS] [--cpu-service] [--out FILE]
 #   --duration S      measured seconds per side [60]
 #   --clients N       pgbench clients [64]
 #   --jobs N          pgbench threads [nproc / 2, at most 8]
 #   --pgr-duration S  measured seconds of the pgr_dijkstra side [30]
 #   --warmup S        an unmeasured pgbench run before each side but pgr [5]
-#   --sides LIST      which sides, comma separated [service,gpu,cpu,pgr; all: the five]
-#   --port-base P     the servers' ports: P (service) and P+1 (service off) [54430]
+#   --sides LIST      which sides, comma separated [service,gpu,cpu,pgr; all: the six]
+#   --port-base P     the servers' ports: P (service), P+1 (service off), P+2 (service-1) [54430]
 #   --dir DIR         the servers' folders and the work files, removed at the end
 #                     [a new /tmp/service_pgbench.XXXXXX]
 #   --batch-window MS gpu_routing.batch_window of the service's server [the default, 1 ms]
 #   --cpu-service     without a GPU: run the service side with gpu_routing.service = cpu (the
 #                     CPU engines inside the service, device = cpu; a smoke test, not a benchmark)
+#   --matrix          on each service server also the New York 1000 x 1000 cost matrix
+#                     (gpu_apsp_array on the kept graph, 5 runs, median of gpu_routing_last_run's
+#                     total_ms), its answer compared with the CPU engine's (device = cpu, in the
+#                     backend) on the same server: a matrix splits over every GPU of the service
 #   --out FILE        the table also written to FILE
 # Example (on the device machine; scripts/gpu/suite.sh runs it as BENCH=service-pgbench):
 #   bench/service_pgbench.sh --out /tmp/out/service_pgbench.md
@@ -66,9 +72,10 @@ port_base=54430
 dir=
 batch_window=
 cpu_service=0
+matrix=0
 out=
 seed=20260101
-all_sides="service gpu cpu cpu-all pgr"
+all_sides="service service-1 gpu cpu cpu-all pgr"
 default_sides="service gpu cpu pgr"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -82,6 +89,7 @@ while [ $# -gt 0 ]; do
     --dir) dir=${2:?--dir needs a folder}; shift 2 ;;
     --batch-window) batch_window=${2:?--batch-window needs milliseconds}; shift 2 ;;
     --cpu-service) cpu_service=1; shift ;;
+    --matrix) matrix=1; shift ;;
     --out) out=${2:?--out needs a file}; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "service_pgbench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -224,7 +232,7 @@ run_side() {
       state[$side]="failed in the warm-up"; return 0
     }
   fi
-  [ "$side" = service ] && before=$(service_counts)
+  case $side in service*) before=$(service_counts) ;; esac
   if [ $have_gpu = 1 ]; then
     ( while :; do gpu_memory; sleep 1; done ) >"$work/$side.memory" 2>/dev/null &
     sampler=$!
@@ -258,13 +266,13 @@ run_side() {
   read -r "p50[$side]" "p99[$side]" <<<"$percentiles"
   rm -f "$work"/log_"$side".*
   : "${tps[$side]:=-}" "${mean_ms[$side]:=-}" "${routes[$side]:=-}"
-  if [ "$side" = service ]; then
+  if [[ "$side" == service* ]]; then
     after=$(service_counts)
     if [ -n "$before" ] && [ -n "$after" ]; then
       read -r r0 b0 f0 <<<"$before"; read -r r1 b1 f1 <<<"$after"
       # shellcheck disable=SC2034
       [ $((b1 - b0)) -gt 0 ] && batch[$side]=$(awk -v r=$((r1 - r0)) -v b=$((b1 - b0)) 'BEGIN { printf "%.2f", r / b }')
-      service_note="$((r1 - r0)) requests in $((b1 - b0)) launches during the measured run, $((f1 - f0)) failed"
+      service_note="${service_note:+$service_note; }$side: $((r1 - r0)) requests in $((b1 - b0)) launches during the measured run, $((f1 - f0)) failed"
     fi
   fi
   # Where one call of this side runs (engine, device, batch size through the service).
@@ -286,8 +294,8 @@ for s in $sides; do
 done
 say "sides: $sides; about $((est + 60)) s (plus loading New York on each server)"
 
-# --- the service's server ---------------------------------------------------------------------------
-if wants service; then
+# --- the service's servers ---------------------------------------------------------------------------
+if wants service || wants service-1; then
   if [ $have_gpu = 1 ]; then
     service_setting=auto
   elif [ $cpu_service = 1 ]; then
@@ -296,32 +304,63 @@ if wants service; then
     skipped+=("service: no GPU here (--cpu-service runs it with gpu_routing.service = cpu)")
   fi
 fi
-if [ -n "$service_setting" ]; then
+# matrix_runs SIDE PGOPTIONS: the New York 1000 x 1000 matrix through the service, 5 runs; one
+# line in matrix_lines (median ms, where it ran, whether the answer is the CPU engine's).
+matrix_lines=()
+matrix_runs() {
+  local side=$1 options=$2 call want got times=() k info median
+  call="SELECT md5(string_agg(start_vid || ':' || array_to_string(agg_costs, ','), ';' ORDER BY start_vid)) FROM gpu_apsp_array('graph:bench_ny', ARRAY(SELECT 1 + i * 264 FROM generate_series(0, 999) i)::bigint[], ARRAY(SELECT 7 + i * 263 FROM generate_series(0, 999) i)::bigint[])"
+  want=$(PGOPTIONS="-c gpu_routing.device=cpu" psql_quiet -c "$call")
+  for k in 1 2 3 4 5; do
+    got=$(PGOPTIONS="$options" psql_quiet -c "$call" -c "SELECT round(total_ms::numeric, 1) || '|' || device || '|' || coalesce(notes, '') FROM gpu_routing_last_run()" | tr '\n' '#')
+    times+=("$(cut -d'|' -f1 <<<"${got#*#}")")
+    info=${got#*#}
+    [ "${got%%#*}" = "$want" ] || { matrix_lines+=("$side: run $k's answer differs from the CPU engine's ($want vs ${got%%#*})"); return 0; }
+  done
+  median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
+  matrix_lines+=("$side: median ${median} ms of 5 (${times[*]}), identical to the CPU engine's answer; on ${info%#}")
+  say "matrix $side: median $median ms"
+}
+# service_server SIDE PORT DEVICES: a fresh server whose GPU service serves from DEVICES GPUs (0 =
+# every GPU), the side measured on it.
+service_server() {
+  local side=$1 port=$2 devices=$3 line='' label_text
   [ $have_gpu = 1 ] && idle_mem=$(gpu_memory)
-  start_cluster service "$port_base" "-c gpu_routing.service=$service_setting${batch_window:+ -c gpu_routing.batch_window=$batch_window}"
+  start_cluster "$side" "$port" "-c gpu_routing.service=$service_setting -c gpu_routing.service_devices=$devices${batch_window:+ -c gpu_routing.batch_window=$batch_window}"
   load
-  kept_build+=("$(psql_quiet -c "SELECT round(build_ms) FROM gpu_graphs() WHERE name = 'bench_ny'") ms (service's server)")
+  kept_build+=("$(psql_quiet -c "SELECT round(build_ms) FROM gpu_graphs() WHERE name = 'bench_ny'") ms ($side's server)")
   # The service starts with the server: wait until it is ready (or says why not).
   for _ in $(seq 120); do
     line=$(psql_quiet -c "SELECT value FROM gpu_routing_info() WHERE name = 'service'")
     case "$line" in ready*|"no GPU"*|stopped*) break ;; esac
     sleep 0.5
   done
-  say "service: $line"
+  say "$side: $line"
   if [ "$service_setting" = cpu ]; then
     device_option="-c gpu_routing.device=cpu -c gpu_routing.threads=1"
-    service_label="GPU service, gpu_routing.service = cpu (CPU engines in the service, smoke test), device = cpu, threads = 1"
+    label_text="GPU service, gpu_routing.service = cpu (CPU engines in the service, smoke test), device = cpu, threads = 1"
   else
     device_option="-c gpu_routing.device=gpu"
-    service_label="GPU service (gpu_routing.service = auto), device = gpu"
+    label_text="GPU service (gpu_routing.service = auto), device = gpu"
+  fi
+  if [ "$side" = service-1 ]; then
+    label_text="$label_text, one GPU (gpu_routing.service_devices = 1)"
+  else
+    label_text="$label_text, every GPU ($(psql_quiet -c "SELECT count(*) FROM gpu_routing_info() WHERE name ~ '^service (gpu|worker) [0-9]+\$'"))"
   fi
   case "$line" in
-    ready*) run_side service "$service_label" "$work/kept.sql" "$device_option" "$duration" "$warmup" ;;
-    *) label[service]=$service_label state[service]="failed: the service is not ready: $line" ;;
+    ready*) run_side "$side" "$label_text" "$work/kept.sql" "$device_option" "$duration" "$warmup" ;;
+    *) label[$side]=$label_text state[$side]="failed: the service is not ready: $line" ;;
   esac
-  service_rows=$(psql_quiet -F ': ' -c "SELECT name, value FROM gpu_routing_info() WHERE name LIKE 'service%'")
+  [ $matrix = 1 ] && [[ "$line" == ready* ]] && matrix_runs "$side" "$device_option"
+  service_rows="${service_rows:+$service_rows
+}$(psql_quiet -F ': ' -c "SELECT '$side: ' || name, value FROM gpu_routing_info() WHERE name LIKE 'service%'")"
   batch_setting=$(psql_quiet -c "SHOW gpu_routing.batch_window")
-  stop_cluster "$dir/service"
+  stop_cluster "$dir/$side"
+}
+if [ -n "$service_setting" ]; then
+  wants service-1 && service_server service-1 $((port_base + 2)) 1
+  wants service && service_server service "$port_base" 0
 fi
 
 # --- the server without the service: in-backend GPU, CPU engine, pgr_dijkstra ---------------------------
@@ -387,7 +426,13 @@ failures=0
     check() { awk -v v="$1" -v op="$2" -v g="$3" 'BEGIN { if (v == "-" || v == "") print "?"; else if ((op == "<" && v + 0 < g) || (op == ">=" && v + 0 >= g)) print "met"; else print "MISSED" }'; }
     pgr_x=$(awk -v a="${tps[service]}" -v b="$(get tps pgr)" 'BEGIN { if (b == "-" || b + 0 <= 0) print "-"; else print a / b }')
     cpu_x=$(awk -v a="${tps[service]}" -v b="$(get tps cpu)" 'BEGIN { if (b == "-" || b + 0 <= 0) print "-"; else print a / b }')
-    echo "- goals (service): GPU memory above idle < 2048 MiB: $(check "${mem_over[service]}" '<' 2048) (${mem_over[service]}); >= 3000 routes/s: $(check "${tps[service]}" '>=' 3000); >= 2x the CPU engine: $(check "$cpu_x" '>=' 2) ($(ratio "${tps[service]}" "$(get tps cpu)")); >= 200x pgr_dijkstra: $(check "$pgr_x" '>=' 200) ($(ratio "${tps[service]}" "$(get tps pgr)")); p99 < 25 ms: $(check "${p99[service]}" '<' 25) (${p99[service]} ms)"
+    echo "- goals (service, every GPU): GPU memory above idle < 2048 MiB: $(check "${mem_over[service]}" '<' 2048) (${mem_over[service]}); >= 3000 routes/s: $(check "${tps[service]}" '>=' 3000); >= 2x the CPU engine: $(check "$cpu_x" '>=' 2) ($(ratio "${tps[service]}" "$(get tps cpu)")); >= 200x pgr_dijkstra: $(check "$pgr_x" '>=' 200) ($(ratio "${tps[service]}" "$(get tps pgr)")); p99 < 25 ms: $(check "${p99[service]}" '<' 25) (${p99[service]} ms)"
+  fi
+  for line in "${matrix_lines[@]+"${matrix_lines[@]}"}"; do
+    echo "- New York 1000 x 1000 cost matrix (gpu_apsp_array on bench_ny), $line"
+  done
+  if [ "${state[service]:-}" = ok ] && [ "${state[service-1]:-}" = ok ]; then
+    echo "- several GPUs (issue 14): the service on every GPU against one GPU: $(ratio "${tps[service]}" "${tps[service-1]}") the routes per second (goal for two GPUs: at least 1.8x)"
   fi
 } > "$work/table.md"
 cat "$work/table.md"

@@ -720,7 +720,10 @@ class DenseApspEngine final : public ShortestPathEngine {
     if (tuning.devices < 0)
       throw RoutingError(ErrorKind::kInvalidParameter,
                          "dense engine devices must be 0 (automatic), 1 or a row band count");
-    report_.device_name = gpus.devices.front().name + " (device 0)";
+    // A device named (options.device, the GPU service's workers): the whole matrix on it.
+    home_device_ = std::max(0, options.device);
+    report_.device_name = gpus.devices[std::size_t(home_device_) % gpus.devices.size()].name +
+                          " (device " + std::to_string(home_device_) + ")";
     mode_ = resolve_dense_mode(graph, tuning.mode);
     const auto& variants = product_variants(mode_);
     if (tuning.product_variant < 0 || tuning.product_variant >= int(variants.size()))
@@ -732,10 +735,12 @@ class DenseApspEngine final : public ShortestPathEngine {
     // floyd_warshall and rkleene stay on one GPU: a naive step or a recursive product touches the
     // whole matrix, so neither splits into bands that exchange one tile row per step.
     padded_ = padded_size(graph.vertex_count());
-    const int band_count = algorithm != DenseAlgorithm::kBlocked ? 1
+    const int band_count = algorithm != DenseAlgorithm::kBlocked || options.device >= 0 ? 1
                            : tuning.devices == 0 ? automatic_band_count(graph.vertex_count())
                                                  : tuning.devices;
-    band_layout_ = plan_row_bands(padded_, band_count, usable_devices());
+    band_layout_ =
+        plan_row_bands(padded_, band_count,
+                       options.device >= 0 ? std::vector<int>{home_device_} : usable_devices());
     if (in_bands()) {
       const auto devices = devices_of(band_layout_);
       std::string list;
@@ -771,11 +776,11 @@ class DenseApspEngine final : public ShortestPathEngine {
     for (int i = 0; i < request.source_count; ++i)
       if (request.sources[i] < 0 || request.sources[i] >= n)
         throw RoutingError(ErrorKind::kInvalidParameter, "source index out of range");
-    use_device(0);
+    use_device(home_device_);
     if (!closed_) close_matrix(request.source_count);
     if (in_bands()) {
       copy_rows_out_of_bands(request);
-      use_device(0);
+      use_device(home_device_);
     } else {
       copy_rows_out(request);
     }
@@ -802,7 +807,8 @@ class DenseApspEngine final : public ShortestPathEngine {
     } else {
       const std::size_t needed =
           dense_footprint_bytes(graph_.vertex_count(), mode_, batch, graph_bytes, band_layout_, -1);
-      require_device_memory(0, needed, std::string(name()) + " (" + matrix_description() + ")",
+      require_device_memory(home_device_, needed,
+                            std::string(name()) + " (" + matrix_description() + ")",
                             options_.budget);
       if (!stream_) stream_ = std::make_unique<Stream>();
     }
@@ -1273,7 +1279,8 @@ class DenseApspEngine final : public ShortestPathEngine {
   bool peer_access_noted_ = false;
   double closure_ms_ = 0;
   std::int64_t padded_ = 0;
-  // One GPU: the whole matrix on device 0.
+  // One GPU: the whole matrix on home_device_ (0 unless options.device names another).
+  int home_device_ = 0;
   std::unique_ptr<Stream> stream_;
   DeviceBuffer<unsigned char> matrix_;
   DeviceBuffer<double> staging_;

@@ -256,14 +256,17 @@ class MultiSourceEngine final : public ShortestPathEngine {
       : ShortestPathEngine(graph, options) {
     const auto& gpus = availability();
     if (!gpus.usable) throw RoutingError(ErrorKind::kNoDevice, "no usable GPU: " + gpus.reason);
-    devices_ = std::max(1, device_count());
+    // A device named (options.device): every worker on it; else the workers over every GPU.
+    home_device_ = std::max(0, options.device);
+    devices_ = options.device >= 0 ? 1 : std::max(1, device_count());
     worker_count_ = tuning.workers > 0 ? tuning.workers : devices_;
     groups_ = tuning.groups_per_launch > 0 ? std::min(tuning.groups_per_launch, kMaxGroups)
                                            : default_groups(graph.vertex_count());
     warps_per_block_ = options.block_size > 0 ? std::clamp(options.block_size / kLanes, 1, 32)
                                               : kDefaultWarpsPerBlock;
-    report_.device_name = gpus.devices.front().name + " (device 0)";
-    if (worker_count_ > 1)
+    report_.device_name = gpus.devices[std::size_t(home_device_) % gpus.devices.size()].name +
+                          " (device " + std::to_string(home_device_) + ")";
+    if (worker_count_ > 1 && options.device < 0)
       report_.device_name += ", " + std::to_string(worker_count_) + " workers on " +
                              std::to_string(std::min(worker_count_, devices_)) + " devices";
   }
@@ -295,7 +298,7 @@ class MultiSourceEngine final : public ShortestPathEngine {
                                 " vertices)");
     while (int(workers_.size()) < active_workers) {
       auto worker = std::make_unique<Worker>();
-      worker->device = int(workers_.size()) % devices_;
+      worker->device = options_.device >= 0 ? home_device_ : int(workers_.size()) % devices_;
       workers_.push_back(std::move(worker));
     }
     path_ms_ = 0;
@@ -330,7 +333,7 @@ class MultiSourceEngine final : public ShortestPathEngine {
           });
       }
       for (auto& t : threads) t.join();
-      use_device(0);
+      use_device(home_device_);
       for (auto& failure : failures)
         if (failure) std::rethrow_exception(failure);
     }
@@ -524,6 +527,7 @@ class MultiSourceEngine final : public ShortestPathEngine {
   }
 
   int devices_ = 1;
+  int home_device_ = 0;  // options.device, or 0
   int worker_count_ = 1;
   int groups_ = 1;
   int warps_per_block_ = kDefaultWarpsPerBlock;

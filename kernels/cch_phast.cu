@@ -214,7 +214,7 @@ HostSweepLayout make_sweep_layout(const Cch& cch) {
 class GpuCchEngine final : public ShortestPathEngine {
  public:
   GpuCchEngine(const Graph& graph, const EngineOptions& options)
-      : ShortestPathEngine(graph, options) {
+      : ShortestPathEngine(graph, options), device_(std::max(0, options.device)) {
     use_device(device_);
     cudaDeviceProp props{};
     GPU_ROUTING_CUDA_CHECK(cudaGetDeviceProperties(&props, device_));

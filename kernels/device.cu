@@ -24,8 +24,9 @@ void throw_cuda_error(cudaError_t status, const char* what, const char* file, in
   cudaGetLastError();  // clear a sticky launch error so the next call of the session starts clean
   char location[256];
   std::snprintf(location, sizeof location, " (%s:%d)", file, line);
-  std::string message = std::string("CUDA error ") + std::to_string(static_cast<int>(status)) + " (" +
-                        cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ") in " + what;
+  std::string message = std::string("CUDA error ") + std::to_string(static_cast<int>(status)) +
+                        " (" + cudaGetErrorName(status) + ": " + cudaGetErrorString(status) +
+                        ") in " + what;
   if (status == cudaErrorMemoryAllocation)
     throw RoutingError(ErrorKind::kOutOfMemory, "out of GPU memory: " + message + location,
                        "Lower the number of sources per call, or set gpu_routing.device = cpu.");
@@ -49,7 +50,8 @@ const Availability& availability() {
       else
         answer.reason = std::string("CUDA cannot start: ") + cudaGetErrorName(status) + " (" +
                         cudaGetErrorString(status) + ")";
-      answer.reason += " [cudaGetDeviceCount returned " + std::to_string(static_cast<int>(status)) + "]";
+      answer.reason +=
+          " [cudaGetDeviceCount returned " + std::to_string(static_cast<int>(status)) + "]";
       return;
     }
     for (int d = 0; d < count; ++d) {
@@ -70,19 +72,39 @@ const Availability& availability() {
     bool any = false;
     for (const auto& d : answer.devices) any = any || d.compute_major >= 7;
     answer.usable = any;
-    if (!any) answer.reason = answer.devices.empty() ? "no CUDA device found" : "no device of compute capability 7.0 or newer";
+    if (!any)
+      answer.reason = answer.devices.empty() ? "no CUDA device found"
+                                             : "no device of compute capability 7.0 or newer";
   });
   return answer;
 }
 
 std::string build_description() {
-  return "CUDA " + std::to_string(CUDART_VERSION / 1000) + "." + std::to_string((CUDART_VERSION % 1000) / 10) +
-         ", " + GPU_ROUTING_CUDA_ARCHS;
+  return "CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
+         std::to_string((CUDART_VERSION % 1000) / 10) + ", " + GPU_ROUTING_CUDA_ARCHS;
 }
 
-std::size_t context_memory_bytes() { return g_context_bytes; }
+std::size_t context_memory_bytes() {
+  return g_context_bytes;
+}
 
-int device_count() { return static_cast<int>(availability().devices.size()); }
+namespace {
+// Each device's context footprint, measured when this process first made that device current.
+constexpr int kMeasuredDevices = 16;
+std::mutex g_context_of_mutex;
+std::size_t g_context_bytes_of[kMeasuredDevices] = {};
+bool g_context_measured_of[kMeasuredDevices] = {};
+}  // namespace
+
+std::size_t context_memory_bytes(int device) {
+  if (device < 0 || device >= kMeasuredDevices) return 0;
+  std::lock_guard<std::mutex> lock(g_context_of_mutex);
+  return g_context_bytes_of[device];
+}
+
+int device_count() {
+  return static_cast<int>(availability().devices.size());
+}
 
 void use_device(int device) {
   const Availability& gpus = availability();
@@ -93,7 +115,17 @@ void use_device(int device) {
     // cudaFree(0) forces the context into existence now, while signals are blocked.
     if (status == cudaSuccess) status = cudaFree(nullptr);
   });
-  if (status != cudaSuccess) throw_cuda_error(status, "creating the CUDA context", __FILE__, __LINE__);
+  if (status != cudaSuccess)
+    throw_cuda_error(status, "creating the CUDA context", __FILE__, __LINE__);
+  if (device >= 0 && device < kMeasuredDevices) {
+    std::lock_guard<std::mutex> lock(g_context_of_mutex);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (!g_context_measured_of[device] &&
+        cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      g_context_bytes_of[device] = total_bytes - free_bytes;
+      g_context_measured_of[device] = true;
+    }
+  }
   if (!g_context_measured && device == 0) {
     // The context's own footprint: what the device lost when this process attached to it. Other
     // processes allocating at the same moment blur this, so it is a measurement, not an audit.
@@ -136,8 +168,8 @@ void require_device_memory(int device, std::size_t bytes, const std::string& wha
   if (bytes > usable)
     throw RoutingError(ErrorKind::kOutOfMemory,
                        what + " needs " + format_bytes(bytes) + " of GPU memory; device " +
-                           std::to_string(device) + " has " + format_bytes(free_bytes) + " free of " +
-                           format_bytes(total_bytes),
+                           std::to_string(device) + " has " + format_bytes(free_bytes) +
+                           " free of " + format_bytes(total_bytes),
                        "Use fewer sources per call, or set gpu_routing.device = cpu.");
 }
 

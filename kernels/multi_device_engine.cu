@@ -139,6 +139,10 @@ std::unique_ptr<ShortestPathEngine> make_multi_device_engine(const Graph& graph,
                                                              const EngineOptions& options,
                                                              int engines,
                                                              DeviceEngineFactory make) {
+  if (options.device >= 0) {  // one device named: its engine alone
+    use_device(options.device);
+    return make(options.device, options);
+  }
   if (engines <= 1) {
     use_device(0);
     return make(0, options);

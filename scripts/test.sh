@@ -3,9 +3,9 @@
 # unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own
 # (preloading gpu_routing), runs pg_regress, the isolation tests, pgTAP (pg_prove), the kept-graph
 # stress and fault tests, the upgrade test, the client tests and the docs' examples against it,
-# removes the cluster; starts a second one with gpu_routing.service = cpu (every call through the
-# GPU service, on the CPU engines; auto with GPU_ROUTING_DEVICE=gpu) and runs pg_regress, the
-# isolation tests, pgTAP and the service's load and fault tests (test/service/run.sh) against it;
+# removes the cluster; starts a second one with gpu_routing.service = cpu and two service
+# workers (every call through the GPU service, on the CPU engines; auto with
+# GPU_ROUTING_DEVICE=gpu) and runs pg_regress, the isolation tests, pgTAP and the service's load and fault tests (test/service/run.sh) against it;
 # then builds the Debian packages and tests them installed.
 #   GPU_ROUTING_DEVICE=gpu scripts/test.sh   the SQL suites with gpu_routing.device = gpu (GPU machine)
 #   WITH_CUDA=0 scripts/test.sh              a build without CUDA
@@ -76,12 +76,15 @@ trap - EXIT
 # The same suites again with every call going through the GPU service: on the CPU engines
 # (gpu_routing.service = cpu) where there is no GPU, on the GPUs (auto) with GPU_ROUTING_DEVICE=gpu.
 # The expected outputs are the same: that is the point.
+# In CPU mode the service runs two workers (gpu_routing.service_devices = 2), as a two-GPU
+# service does: every suite then runs with requests spread and many sources split over them.
 service_mode=cpu
-[ "$device" = gpu ] && service_mode=auto
+service_options="-c gpu_routing.service=cpu -c gpu_routing.service_devices=2"
+[ "$device" = gpu ] && service_mode=auto && service_options="-c gpu_routing.service=auto"
 step "GPU service (gpu_routing.service = $service_mode): pg_regress, isolation, pgTAP, service faults"
 cluster=$(mktemp -d /tmp/gpu_routing_service_test.XXXXXX)
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
-eval "$(GPU_ROUTING_SERVER_OPTIONS="-c gpu_routing.service=$service_mode" \
+eval "$(GPU_ROUTING_SERVER_OPTIONS="$service_options" \
         scripts/cluster.sh start "$cluster" "$(( ${GPU_ROUTING_TEST_PORT:-54329} + 1 ))")"
 if ! make installcheck CORE_BUILD="$build" CORE_CMAKE_OPTIONS=; then
   cat regression.diffs test/isolation/output/regression.diffs 2>/dev/null | head -200

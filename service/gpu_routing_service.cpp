@@ -97,6 +97,17 @@ int main(int argc, char** argv) {
   copy_field(header->build, sizeof header->build, gpu::build_description());
 
   std::size_t automatic_budget = std::size_t{4} << 30;  // CPU mode: the engines' host memory
+  const int requested = std::max(0, header->requested_devices);
+  auto reset_entry = [&](int d) {
+    DeviceEntry& entry = header->devices[d];
+    entry.state.store(static_cast<std::uint32_t>(WorkerState::kIdle));
+    entry.requests.store(0);
+    entry.batches.store(0);
+    entry.busy_ns.store(0);
+    entry.in_flight.store(0);
+    entry.failure[0] = '\0';
+    entry.context_bytes = 0;
+  };
   if (mode == ServiceMode::kGpu) {
     const gpu::Availability& gpus = gpu::availability();
     if (!gpus.usable) {
@@ -106,30 +117,50 @@ int main(int argc, char** argv) {
                    gpus.reason.c_str());
       return kExitNoGpu;
     }
-    header->device_count = std::min<int>(static_cast<int>(gpus.devices.size()), kMaxDevices);
+    // Every GPU, or as many devices as gpu_routing.service_devices asks: fewer leaves GPUs to
+    // other programs; more shares the GPUs round robin (tests of several devices on one GPU).
+    const int real = static_cast<int>(gpus.devices.size());
+    header->device_count = std::min(requested > 0 ? requested : real, kMaxDevices);
     std::size_t smallest = 0;
+    int opened = 0;
     for (int d = 0; d < header->device_count; ++d) {
-      const gpu::DeviceInfo& info = gpus.devices[static_cast<std::size_t>(d)];
+      const gpu::DeviceInfo& info = gpus.devices[static_cast<std::size_t>(d % real)];
       DeviceEntry& entry = header->devices[d];
+      reset_entry(d);
       copy_field(entry.name, sizeof entry.name, info.name);
       entry.compute_major = info.compute_major;
       entry.compute_minor = info.compute_minor;
       entry.multiprocessors = info.multiprocessors;
       entry.total_memory_bytes = info.total_memory_bytes;
+      entry.physical = info.index;
       if (smallest == 0 || info.total_memory_bytes < smallest) smallest = info.total_memory_bytes;
+      // Each device's context is made now, so the first request does not pay for it. A device
+      // whose context cannot be made stays out; the others serve.
+      try {
+        gpu::open_context(info.index);
+        entry.context_bytes = d < real ? gpu::context_memory_bytes(info.index) : 0;
+        ++opened;
+      } catch (const std::exception& error) {
+        copy_field(entry.failure, sizeof entry.failure, error.what());
+        entry.state.store(static_cast<std::uint32_t>(WorkerState::kFailed));
+        std::fprintf(stderr, "gpu_routing service: device %d: %s\n", d, error.what());
+      }
     }
-    // The context of device 0 is made now, so the first request does not pay for it.
-    try {
-      gpu::open_context(0);
-    } catch (const std::exception& error) {
-      copy_field(header->reason, sizeof header->reason, error.what());
-      std::fprintf(stderr, "gpu_routing service: %s\n", error.what());
+    if (opened == 0) {
+      copy_field(header->reason, sizeof header->reason, header->devices[0].failure);
       return kExitDeviceFault;
     }
-    header->devices[0].context_bytes = gpu::context_memory_bytes();
-    // Automatic budget: 80% of the smallest device's memory beyond its context.
-    const std::size_t context = gpu::context_memory_bytes();
+    // Automatic budget, per device: 80% of the smallest device's memory beyond its context.
+    const std::size_t context = gpu::context_memory_bytes(header->devices[0].physical);
     automatic_budget = smallest > context ? (smallest - context) / 10 * 8 : smallest / 2;
+  } else {
+    // CPU mode: workers that run the CPU engines, one unless asked for more (tests).
+    header->device_count = std::min(std::max(1, requested), kMaxDevices);
+    for (int d = 0; d < header->device_count; ++d) {
+      reset_entry(d);
+      copy_field(header->devices[d].name, sizeof header->devices[d].name, "CPU");
+      header->devices[d].physical = -1;
+    }
   }
   header->reason[0] = '\0';
   header->state.store(static_cast<std::uint32_t>(ServiceState::kReady));

@@ -22,7 +22,7 @@ SELECT value ~ '^(ready|starting|stopped|found no usable GPU), (GPU engines|CPU 
 FROM gpu_routing_info() WHERE name = 'service';
 SELECT value ~ '^[0-9]+ graphs, .+ of .+ \(gpu_routing\.gpu_graph_memory\)$' AS graphs_described
 FROM gpu_routing_info() WHERE name = 'service graphs';
-SELECT value ~ '^[0-9]+ waiting, [0-9]+ claimed; [0-9]+ requests, [0-9]+ batches run, mean batch size [0-9]+\.[0-9]{2}, [0-9]+ failed$'
+SELECT value ~ '^[0-9]+ waiting, [0-9]+ claimed; [0-9]+ queued for a device; [0-9]+ requests, [0-9]+ batches run, mean batch size [0-9]+\.[0-9]{2}, [0-9]+ failed$'
        AS queue_described
 FROM gpu_routing_info() WHERE name = 'service queue';
 -- gpu_routing_last_run().batch_size and wait_ms: both NULL for a call computed in the backend, both

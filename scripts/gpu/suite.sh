@@ -33,7 +33,9 @@
 #   service-pgbench     the GPU service (issue 10): 64 clients of random New York routes, service vs
 #                       in-backend GPU vs CPU engine vs pgr_dijkstra, each on a server of its own
 #                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
-#                       that in all: run it alone)
+#                       that in all: run it alone); SERVICE_PGBENCH_SIDES (e.g. service-1,service:
+#                       one GPU against every GPU, issue 14) and SERVICE_PGBENCH_MATRIX=1 (the New
+#                       York 1000 x 1000 matrix on each service server) pass --sides and --matrix
 #   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
 #   index-custom        re-customizing New York's kept index after committed changes, CPU vs GPU, in
 #                       SQL (bench/index_customization_bench.sh) on a server without the service
@@ -327,7 +329,8 @@ for part in $bench; do
       # Servers of its own (ports 54430 and 54431): gpu_routing.service is a postmaster setting.
       seconds=${SERVICE_PGBENCH_SECONDS:-60}
       bench_run "$part" service_pgbench.md bash bench/service_pgbench.sh --duration "$seconds" \
-        --pgr-duration $((seconds < 30 ? seconds : 30)) ;;
+        --pgr-duration $((seconds < 30 ? seconds : 30)) ${SERVICE_PGBENCH_SIDES:+--sides "$SERVICE_PGBENCH_SIDES"} \
+        ${SERVICE_PGBENCH_MATRIX:+--matrix} ;;
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     sql-auto)

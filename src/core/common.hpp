@@ -61,12 +61,15 @@ class Cancelled : public std::exception {
 class CancelToken {
  public:
   using Poll = bool (*)();
+  // A poll with its own state (the GPU service's workers each poll the requests they run).
+  using ContextPoll = bool (*)(const void* context);
   CancelToken() = default;
   explicit CancelToken(Poll poll, const std::atomic<bool>* stop_flag = nullptr)
       : poll_(poll), stop_flag_(stop_flag) {}
+  CancelToken(ContextPoll poll, const void* context) : context_poll_(poll), context_(context) {}
   bool requested() const {
     return (stop_flag_ != nullptr && stop_flag_->load(std::memory_order_relaxed)) ||
-           (poll_ != nullptr && poll_());
+           (poll_ != nullptr && poll_()) || (context_poll_ != nullptr && context_poll_(context_));
   }
   void throw_if_requested() const {
     if (requested()) throw Cancelled();
@@ -76,6 +79,8 @@ class CancelToken {
  private:
   Poll poll_ = nullptr;
   const std::atomic<bool>* stop_flag_ = nullptr;
+  ContextPoll context_poll_ = nullptr;
+  const void* context_ = nullptr;
 };
 
 // Refuses work whose buffers would exceed gpu_routing.max_memory, before allocating them.

@@ -31,6 +31,9 @@ struct EngineOptions {
   // A kept graph's shared road index, customized for this graph (null: none). The cch engine
   // answers from it instead of making its own; it outlives the call.
   const Cch* road_index = nullptr;
+  // GPU engines: the one device to run on (the GPU service gives each of its per-GPU workers its
+  // own engines). -1: device 0, and the many-source engines split over every visible GPU.
+  int device = -1;
 };
 
 struct SolveRequest {

@@ -44,6 +44,8 @@ std::string build_description();
 // Device memory this process's CUDA context holds (total - free, measured right after the
 // context was created); 0 before the first GPU call or without CUDA.
 std::size_t context_memory_bytes();
+// The same for one device, measured when this process first made it current (0 before that).
+std::size_t context_memory_bytes(int device);
 
 // Creates the context on `device` now (signals blocked) instead of at the first engine; throws
 // RoutingError. The GPU service calls it at start so its first request does not pay for it.

@@ -29,6 +29,9 @@ std::string build_description() {
 std::size_t context_memory_bytes() {
   return 0;
 }
+std::size_t context_memory_bytes(int) {
+  return 0;
+}
 void* allocate_pinned(std::size_t) {
   return nullptr;
 }

@@ -92,9 +92,10 @@ gpu::Availability ServiceClient::availability() const {
     }
     return answer;
   }
-  answer.usable = true;
   for (int d = 0; d < std::min(header_->device_count, kMaxDevices); ++d) {
     const DeviceEntry& entry = header_->devices[d];
+    // A device out of service after a CUDA error serves nothing until the service restarts.
+    if (static_cast<WorkerState>(entry.state.load()) == WorkerState::kFailed) continue;
     gpu::DeviceInfo info;
     info.index = d;
     info.name = entry.name;
@@ -104,6 +105,9 @@ gpu::Availability ServiceClient::availability() const {
     info.multiprocessors = entry.multiprocessors;
     answer.devices.push_back(info);
   }
+  answer.usable = !answer.devices.empty();
+  if (!answer.usable)
+    answer.reason = "every GPU of the GPU service is out of service (it restarts)";
   return answer;
 }
 

@@ -17,23 +17,9 @@ constexpr std::size_t kMaxBatch = 1024;      // single-source requests in one la
 constexpr std::size_t kMaxIoMappings = 512;  // backends' I/O segments kept mapped
 // Scratch rows when the service makes compact rows itself: at most this many bytes at once.
 constexpr std::size_t kScratchBytes = std::size_t{256} << 20;
-
-// What the engines' cancel poll reads: the slots of the group in flight. The poll is a plain
-// function (CancelToken), so it reads these; only the dispatcher thread writes them, between
-// launches, while no engine polls.
-ControlHeader* g_poll_header = nullptr;
-const std::atomic<bool>* g_poll_stop = nullptr;
-std::vector<int> g_poll_slots;
-
-bool group_abandoned() {
-  if (g_poll_stop != nullptr && g_poll_stop->load(std::memory_order_relaxed)) return true;
-  if (g_poll_header == nullptr || g_poll_slots.empty()) return false;
-  for (int slot : g_poll_slots)
-    if (static_cast<SlotState>(g_poll_header->slots[slot].state.load(std::memory_order_relaxed)) !=
-        SlotState::kAbandoned)
-      return false;
-  return true;
-}
+// A device lost to a CUDA error comes back when the process is replaced; the service replaces
+// itself once it has had nothing to do for this long (no request is in flight then).
+constexpr std::int64_t kRecoverAfterIdleNs = 10LL * 1000000000LL;
 
 bool is_device_fault(const RoutingError& error) {
   return error.kind() == ErrorKind::kInternal &&
@@ -71,15 +57,31 @@ std::string engine_key(const std::string& segment, std::uint64_t inode, const st
          "/" + std::to_string(block_size) + "/" + std::to_string(streams);
 }
 
+void set_worker_state(DeviceEntry& entry, WorkerState state) {
+  entry.state.store(static_cast<std::uint32_t>(state));
+}
+
 }  // namespace
 
 ServiceDispatcher::ServiceDispatcher(ControlHeader* header, ServiceMode mode,
                                      std::size_t automatic_budget_bytes)
-    : header_(header), mode_(mode), automatic_budget_bytes_(automatic_budget_bytes) {}
+    : header_(header), mode_(mode), automatic_budget_bytes_(automatic_budget_bytes) {
+  const int count = std::max(1, std::min(header_->device_count, kMaxDevices));
+  for (int d = 0; d < count; ++d) {
+    auto worker = std::make_unique<Worker>();
+    worker->index = d;
+    worker->device = mode_ == ServiceMode::kGpu ? header_->devices[d].physical : -1;
+    worker->owner = this;
+    // A device whose context could not be made at start is out from the beginning.
+    worker->failed =
+        static_cast<WorkerState>(header_->devices[d].state.load()) == WorkerState::kFailed;
+    workers_.push_back(std::move(worker));
+  }
+}
 
 ServiceDispatcher::~ServiceDispatcher() {
   // Engines first: they reference the graphs' mappings.
-  engines_.clear();
+  for (auto& worker : workers_) worker->engines.clear();
   graphs_.clear();
 }
 
@@ -89,27 +91,95 @@ std::size_t ServiceDispatcher::budget_bytes() const {
 }
 
 std::size_t ServiceDispatcher::device_bytes_in_use() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   std::size_t total = 0;
-  for (const auto& e : engines_) total += e->device_bytes;
+  for (const auto& worker : workers_)
+    for (const auto& e : worker->engines) total += e->device_bytes;
   return total;
 }
 
+std::size_t ServiceDispatcher::cached_engines() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t total = 0;
+  for (const auto& worker : workers_) total += worker->engines.size();
+  return total;
+}
+
+int ServiceDispatcher::live_workers() const {
+  int live = 0;
+  for (const auto& worker : workers_) live += worker->failed ? 0 : 1;
+  return live;
+}
+
+bool ServiceDispatcher::poll_worker(const void* context) {
+  const auto* worker = static_cast<const Worker*>(context);
+  const ServiceDispatcher* self = worker->owner;
+  if (self->stop_ != nullptr && self->stop_->load(std::memory_order_relaxed)) return true;
+  if (worker->poll_slots.empty()) return false;
+  for (int slot : worker->poll_slots)
+    if (static_cast<SlotState>(self->header_->slots[slot].state.load(std::memory_order_relaxed)) !=
+        SlotState::kAbandoned)
+      return false;
+  return true;
+}
+
 int ServiceDispatcher::run(const std::atomic<bool>& stop, bool (*keep_going)()) {
-  g_poll_header = header_;
-  g_poll_stop = &stop;
+  stop_ = &stop;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_workers() == 0) return kExitDeviceFault;
+    for (auto& worker : workers_) {
+      DeviceEntry& entry = header_->devices[worker->index];
+      entry.requests.store(0);
+      entry.batches.store(0);
+      entry.busy_ns.store(0);
+      entry.in_flight.store(0);
+      if (worker->failed) continue;
+      set_worker_state(entry, WorkerState::kIdle);
+      entry.failure[0] = '\0';
+    }
+  }
+  for (auto& worker : workers_)
+    if (!worker->failed)
+      worker->thread = std::thread([this, w = worker.get()] { worker_loop(*w); });
+
+  int code = kExitStopped;
   while (!stop.load() && (keep_going == nullptr || keep_going())) {
     const std::uint32_t bell = header_->doorbell.load(std::memory_order_acquire);
-    collect();
-    if (monotonic_ns() - last_sweep_ns_ > kSweepIntervalNs) sweep();
-    if (pending_.empty()) {
-      futex_wait(&header_->doorbell, bell, kIdleWaitMs);
-      continue;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      collect();
+      if (monotonic_ns() - last_sweep_ns_ > kSweepIntervalNs) sweep();
+      if (fault_exit_) {
+        code = kExitDeviceFault;
+        break;
+      }
+      bool idle = pending_.empty();
+      for (const auto& worker : workers_) idle = idle && !worker->busy;
+      const std::int64_t now = monotonic_ns();
+      if (!idle)
+        idle_since_ns_ = 0;
+      else if (idle_since_ns_ == 0)
+        idle_since_ns_ = now;
+      if (lost_device_ && idle && now - idle_since_ns_ > kRecoverAfterIdleNs) {
+        std::fprintf(stderr,
+                     "gpu_routing service: idle with a device out of service: restarting to "
+                     "take it back\n");
+        code = kExitDeviceFault;
+        break;
+      }
     }
-    std::vector<Job> group = next_group();
-    if (group.empty()) continue;
-    if (!run_group(group)) return kExitDeviceFault;
+    work_.notify_all();
+    futex_wait(&header_->doorbell, bell, kIdleWaitMs);
   }
-  return kExitStopped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    exiting_ = true;
+  }
+  work_.notify_all();
+  for (auto& worker : workers_)
+    if (worker->thread.joinable()) worker->thread.join();
+  return code;
 }
 
 void ServiceDispatcher::collect() {
@@ -117,11 +187,15 @@ void ServiceDispatcher::collect() {
     RequestSlot& slot = header_->slots[i];
     std::uint32_t state = slot.state.load(std::memory_order_acquire);
     if (static_cast<SlotState>(state) == SlotState::kAbandoned) {
-      // Only requests not in pending_ can be abandoned here unseen: those in pending_ are
-      // dropped when their turn comes (still_wanted), and freed there.
-      bool queued = false;
-      for (const Job& job : pending_) queued = queued || job.slot == i;
-      if (!queued) release_slot_if(&slot, state);
+      // Only requests not queued or running can be abandoned here unseen: the others are
+      // dropped when their turn comes (still_wanted) or answered when their launch ends.
+      bool ours = false;
+      for (const Job& job : pending_) ours = ours || job.slot == i;
+      for (const auto& worker : workers_) {
+        for (int s : worker->poll_slots) ours = ours || s == i;
+        ours = ours || (worker->window != nullptr && worker->window->slot == i);
+      }
+      if (!ours) release_slot_if(&slot, state);
       continue;
     }
     if (static_cast<SlotState>(state) != SlotState::kSubmitted) continue;
@@ -148,10 +222,34 @@ void ServiceDispatcher::collect() {
     job.targets_offset = slot.targets_offset;
     job.distances_offset = slot.distances_offset;
     job.predecessors_offset = slot.predecessors_offset;
-    pending_.push_back(std::move(job));
+    // Many sources go to every device, a contiguous share each, as the in-backend multi-device
+    // engines split them. Not the dense engines: each part would close the whole matrix.
+    const EngineInfo* info = find_service_engine(job.engine, mode_);
+    const int live = live_workers();
+    const int parts = !(job.flags & kFlagBatchable) && info != nullptr && !info->dense &&
+                              live > 1 && job.source_count > 1
+                          ? std::min(live, job.source_count)
+                          : 1;
+    if (parts == 1) {
+      pending_.push_back(std::move(job));
+      continue;
+    }
+    auto split = std::make_shared<Split>();
+    split->remaining = parts;
+    split->parts = parts;
+    for (int p = 0; p < parts; ++p) {
+      Job part = job;
+      part.first_row = static_cast<int>(static_cast<std::int64_t>(job.source_count) * p / parts);
+      const int next =
+          static_cast<int>(static_cast<std::int64_t>(job.source_count) * (p + 1) / parts);
+      part.row_count = next - part.first_row;
+      part.split = split;
+      pending_.push_back(std::move(part));
+    }
   }
-  std::sort(pending_.begin(), pending_.end(),
-            [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+  header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
 }
 
 bool ServiceDispatcher::same_group(const Job& a, const Job& b) const {
@@ -163,52 +261,140 @@ bool ServiceDispatcher::same_group(const Job& a, const Job& b) const {
          (a.flags & kFlagPredecessors) == (b.flags & kFlagPredecessors);
 }
 
-std::vector<ServiceDispatcher::Job> ServiceDispatcher::next_group() {
-  // Drop what was abandoned while it waited.
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [&](const Job& job) {
-                                  if (still_wanted(job)) return false;
-                                  release_slot(&header_->slots[job.slot]);
-                                  return true;
-                                }),
-                 pending_.end());
-  if (pending_.empty()) return {};
-  const Job first = pending_.front();
-  auto take = [&](std::size_t limit) {
-    std::vector<Job> group;
-    std::vector<Job> rest;
-    for (Job& job : pending_) {
-      if (group.size() < limit &&
-          (group.empty() ? job.ticket == first.ticket : same_group(first, job)))
-        group.push_back(std::move(job));
-      else
-        rest.push_back(std::move(job));
-    }
-    pending_ = std::move(rest);
-    return group;
-  };
-  if (!(first.flags & kFlagBatchable)) return take(1);
+bool ServiceDispatcher::holds(const Worker& worker, const Job& job) {
+  for (const auto& e : worker.engines)
+    if (e->graph->segment == job.graph_segment && job.engine == e->info->name) return true;
+  return false;
+}
 
-  // Requests that arrive within the batch window of the oldest one's submission share its launch
-  // (requests that arrived while the previous launch ran are already here).
-  const std::int64_t window = static_cast<std::int64_t>(header_->batch_window_ns.load());
-  const std::int64_t deadline = first.submitted_ns + window;
-  for (;;) {
-    std::size_t size = 0;
-    for (const Job& job : pending_)
-      if (job.ticket == first.ticket || same_group(first, job)) ++size;
-    const std::int64_t now = monotonic_ns();
-    if (window <= 0 || size >= kMaxBatch || now >= deadline) break;
-    const std::uint32_t bell = header_->doorbell.load(std::memory_order_acquire);
-    futex_wait_ns(&header_->doorbell, bell, deadline - now);
-    collect();
+bool ServiceDispatcher::reserved_by_other(const Worker& worker, const Job& job) const {
+  for (const auto& other : workers_)
+    if (other.get() != &worker && other->window != nullptr && same_group(*other->window, job))
+      return true;
+  return false;
+}
+
+bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
+  if (holds(worker, job)) return true;
+  // An idle device that holds the graph takes it; a busy one that holds it is waited for only
+  // when this device has no room for another copy (a graph lives on every device with room).
+  bool held_by_busy = false;
+  for (const auto& other : workers_) {
+    if (other.get() == &worker || other->failed || !holds(*other, job)) continue;
+    if (!other->busy) return false;
+    held_by_busy = true;
   }
-  return take(kMaxBatch);
+  if (!held_by_busy) return true;
+  const EngineInfo* info = find_service_engine(job.engine, mode_);
+  auto found = graphs_.find(job.graph_segment);
+  if (info == nullptr || found == graphs_.end()) return true;
+  std::size_t used = 0;
+  for (const auto& e : worker.engines) used += e->device_bytes;
+  const int sources = job.row_count >= 0 ? job.row_count : job.source_count;
+  return used + info->estimate_bytes(found->second->graph, std::max(1, sources)) <= budget_bytes();
+}
+
+std::vector<ServiceDispatcher::Job> ServiceDispatcher::next_group(
+    Worker& worker, std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    if (exiting_ || stop_->load()) return {};
+    // Drop what was abandoned while it waited.
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (still_wanted(*it)) {
+        ++it;
+        continue;
+      }
+      answer(*it, GroupReport(), false, ErrorKind::kInternal, "abandoned", "");
+      it = pending_.erase(it);
+    }
+    std::size_t pick = pending_.size();
+    for (std::size_t i = 0; i < pending_.size() && pick == pending_.size(); ++i)
+      if (!reserved_by_other(worker, pending_[i]) && may_take(worker, pending_[i])) pick = i;
+    if (pick == pending_.size()) {
+      work_.wait_for(lock, std::chrono::milliseconds(kIdleWaitMs));
+      if (monotonic_ns() - worker.last_sweep_ns > kSweepIntervalNs) {
+        lock.unlock();
+        sweep_engines(worker);
+        lock.lock();
+      }
+      continue;
+    }
+    Job first = std::move(pending_[pick]);
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(pick));
+    std::vector<Job> group;
+    if (first.flags & kFlagBatchable) {
+      // Requests that arrive within the batch window of the oldest one's submission share its
+      // launch (requests that arrived while the previous launch ran are already here). While
+      // the window is open, the other workers leave the requests that would join it.
+      const std::int64_t window = static_cast<std::int64_t>(header_->batch_window_ns.load());
+      const std::int64_t deadline = first.submitted_ns + window;
+      worker.window = &first;
+      for (;;) {
+        std::size_t size = 1;
+        for (const Job& job : pending_) size += same_group(first, job) ? 1 : 0;
+        const std::int64_t now = monotonic_ns();
+        if (window <= 0 || size >= kMaxBatch || now >= deadline || exiting_ || stop_->load()) break;
+        work_.wait_for(lock, std::chrono::nanoseconds(deadline - now));
+      }
+      worker.window = nullptr;
+      group.push_back(std::move(first));
+      std::vector<Job> rest;
+      for (Job& job : pending_) {
+        if (group.size() < kMaxBatch && same_group(group.front(), job))
+          group.push_back(std::move(job));
+        else
+          rest.push_back(std::move(job));
+      }
+      pending_ = std::move(rest);
+    } else {
+      group.push_back(std::move(first));
+    }
+    header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
+    return group;
+  }
+}
+
+void ServiceDispatcher::worker_loop(Worker& worker) {
+  DeviceEntry& entry = header_->devices[worker.index];
+  if (worker.device >= 0) {
+    try {
+      gpu::open_context(worker.device);  // current in this thread (made at start)
+    } catch (const std::exception& error) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      worker.failed = true;
+      copy_field(entry.failure, sizeof entry.failure, error.what());
+      set_worker_state(entry, WorkerState::kFailed);
+      if (live_workers() == 0) fault_exit_ = true;
+      return;
+    }
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!worker.failed) {
+    std::vector<Job> group = next_group(worker, lock);
+    if (group.empty()) break;
+    worker.busy = true;
+    for (const Job& job : group) worker.poll_slots.push_back(job.slot);
+    lock.unlock();
+    set_worker_state(entry, WorkerState::kBusy);
+    entry.in_flight.store(group.size());
+    const std::int64_t began = monotonic_ns();
+    run_group(worker, group);
+    entry.busy_ns.fetch_add(static_cast<std::uint64_t>(monotonic_ns() - began));
+    entry.batches.fetch_add(1);
+    entry.requests.fetch_add(group.size());
+    entry.in_flight.store(0);
+    lock.lock();
+    worker.poll_slots.clear();
+    worker.busy = false;
+    if (!worker.failed) set_worker_state(entry, WorkerState::kIdle);
+  }
 }
 
 bool ServiceDispatcher::still_wanted(const Job& job) const {
-  return static_cast<SlotState>(header_->slots[job.slot].state.load(std::memory_order_acquire)) ==
-         SlotState::kRunning;
+  const RequestSlot& slot = header_->slots[job.slot];
+  return static_cast<SlotState>(slot.state.load(std::memory_order_acquire)) ==
+             SlotState::kRunning &&
+         slot.ticket == job.ticket;
 }
 
 std::shared_ptr<ServiceDispatcher::CachedGraph> ServiceDispatcher::graph_for(
@@ -229,12 +415,13 @@ std::shared_ptr<ServiceDispatcher::CachedGraph> ServiceDispatcher::graph_for(
   return graph;
 }
 
-char* ServiceDispatcher::io_for(const Job& job) {
+std::shared_ptr<SharedMapping> ServiceDispatcher::io_for(const Job& job) {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto found = io_.find(job.io_segment);
   // A name can come back with another segment behind it: a backend pid used again restarts the
   // sequence its segments' names carry. The mapping of the old, unlinked segment would take the
   // answer while the backend reads its new one (the sweep notices only within a second).
-  if (found != io_.end() && found->second.mapping.inode() != segment_inode(job.io_segment)) {
+  if (found != io_.end() && found->second.mapping->inode() != segment_inode(job.io_segment)) {
     io_.erase(found);
     found = io_.end();
   }
@@ -243,19 +430,20 @@ char* ServiceDispatcher::io_for(const Job& job) {
       auto oldest = std::min_element(io_.begin(), io_.end(), [](const auto& a, const auto& b) {
         return a.second.last_used < b.second.last_used;
       });
-      io_.erase(oldest);
+      io_.erase(oldest);  // a worker still writing into it holds its own reference
     }
     Io io;
-    io.mapping = SharedMapping::open(job.io_segment, true);
+    io.mapping = std::make_shared<SharedMapping>(SharedMapping::open(job.io_segment, true));
     found = io_.emplace(job.io_segment, std::move(io)).first;
   }
   found->second.last_used = ++clock_;
-  return static_cast<char*>(found->second.mapping.data());
+  return found->second.mapping;
 }
 
-void ServiceDispatcher::check_job(const Job& job, const char* io, const Graph& graph) const {
-  const auto found = io_.find(job.io_segment);
-  const std::size_t io_bytes = found != io_.end() ? found->second.mapping.size() : 0;
+void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mapping,
+                                  const Graph& graph) const {
+  const char* io = static_cast<const char*>(io_mapping.data());
+  const std::size_t io_bytes = io_mapping.size();
   const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
   const std::size_t sources = static_cast<std::size_t>(std::max(job.source_count, 0));
   const std::size_t targets = static_cast<std::size_t>(std::max(job.target_count, 0));
@@ -265,6 +453,8 @@ void ServiceDispatcher::check_job(const Job& job, const char* io, const Graph& g
   };
   bool ok =
       job.source_count >= 0 && job.target_count >= 0 &&
+      (job.row_count < 0 || (job.first_row >= 0 && job.row_count >= 0 &&
+                             job.first_row + job.row_count <= job.source_count)) &&
       ends_inside(job.sources_offset, sources * sizeof(VertexIndex)) &&
       ends_inside(job.targets_offset, targets * sizeof(VertexIndex)) &&
       ends_inside(job.distances_offset, saturating_multiply(sources * sizeof(double), width)) &&
@@ -287,29 +477,76 @@ void ServiceDispatcher::check_job(const Job& job, const char* io, const Graph& g
                        "Run the call again; if it repeats, report it.");
 }
 
-void ServiceDispatcher::make_room(std::size_t needed, const CachedEngine* keep) {
+void ServiceDispatcher::make_room(Worker& worker, std::size_t needed, const CachedEngine* keep) {
   const std::size_t budget = budget_bytes();
   for (;;) {
-    std::size_t used = 0;
-    for (const auto& e : engines_)
-      if (e.get() != keep) used += e->device_bytes;
-    if (used + needed <= budget) return;
-    // The least recently used engine other than the one about to run.
-    auto victim = engines_.end();
-    for (auto it = engines_.begin(); it != engines_.end(); ++it)
-      if (it->get() != keep &&
-          (victim == engines_.end() || (*it)->last_used < (*victim)->last_used))
-        victim = it;
-    if (victim == engines_.end()) return;
-    std::fprintf(stderr, "gpu_routing service: evicting %s (%s) to make room\n",
-                 (*victim)->graph->segment.c_str(), format_bytes((*victim)->device_bytes).c_str());
-    engines_.erase(victim);
+    std::unique_ptr<CachedEngine> evicted;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::size_t used = 0;
+      for (const auto& e : worker.engines)
+        if (e.get() != keep) used += e->device_bytes;
+      if (used + needed <= budget) return;
+      // The least recently used engine of this device other than the one about to run.
+      auto victim = worker.engines.end();
+      for (auto it = worker.engines.begin(); it != worker.engines.end(); ++it)
+        if (it->get() != keep &&
+            (victim == worker.engines.end() || (*it)->last_used < (*victim)->last_used))
+          victim = it;
+      if (victim == worker.engines.end()) return;
+      std::fprintf(stderr, "gpu_routing service: evicting %s (%s) from device %d to make room\n",
+                   (*victim)->graph->segment.c_str(), format_bytes((*victim)->device_bytes).c_str(),
+                   worker.index);
+      evicted = std::move(*victim);
+      worker.engines.erase(victim);
+      publish_graphs();
+    }
+    // Freed outside the lock: device memory is given back at the speed of the device.
   }
 }
 
-ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
+void ServiceDispatcher::drop_engines(Worker& worker) {
+  std::vector<std::unique_ptr<CachedEngine>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped = std::move(worker.engines);
+    worker.engines.clear();
+    publish_graphs();
+  }
+  worker.scratch_distances.release();
+  worker.scratch_arcs.release();
+}
+
+void ServiceDispatcher::sweep_engines(Worker& worker) {
+  worker.last_sweep_ns = monotonic_ns();
+  // Engines of graphs whose segment is gone or replaced (a kept graph rebuilt or evicted, an
+  // edges_sql call that ended). Only this thread changes the list, so it is read unlocked here.
+  std::vector<const CachedEngine*> gone;
+  for (const auto& e : worker.engines)
+    if (segment_inode(e->graph->segment) != e->graph->inode) gone.push_back(e.get());
+  if (gone.empty()) return;
+  std::vector<std::unique_ptr<CachedEngine>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = worker.engines.begin(); it != worker.engines.end();) {
+      if (std::find(gone.begin(), gone.end(), it->get()) != gone.end()) {
+        dropped.push_back(std::move(*it));
+        it = worker.engines.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    publish_graphs();
+  }
+}
+
+ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, const Job& job,
                                                                std::size_t sources) {
-  std::shared_ptr<CachedGraph> graph = graph_for(job.graph_segment);
+  std::shared_ptr<CachedGraph> graph;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    graph = graph_for(job.graph_segment);
+  }
   const int block_size = effective_block_size(job.engine, job.block_size, job.flags, mode_);
   // cch answers from the kept graph's road index when the request names one (a new index is a
   // new segment, hence a new engine).
@@ -338,24 +575,26 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
                            " (a graph of " + format_bytes(graph_bytes) +
                            " and the engine's buffers for " + std::to_string(sources) +
                            " sources), more than the GPU service's budget of " +
-                           format_bytes(budget) + " (gpu_routing.gpu_graph_memory)",
+                           format_bytes(budget) + " per device (gpu_routing.gpu_graph_memory)",
                        "Raise gpu_routing.gpu_graph_memory, ask for fewer sources per call, or set "
                        "gpu_routing.device = cpu.");
   CachedEngine* cached = nullptr;
-  for (auto& e : engines_)
+  for (auto& e : worker.engines)
     if (e->key == key) cached = e.get();
   if (cached != nullptr && needed > cached->device_bytes) {
-    make_room(needed, cached);
+    make_room(worker, needed, cached);
+    std::lock_guard<std::mutex> lock(mutex_);
     cached->device_bytes = needed;
   }
   if (cached == nullptr) {
-    make_room(needed, nullptr);
+    make_room(worker, needed, nullptr);
     EngineOptions options;
     options.threads = job.threads;
     options.block_size = block_size;
     options.streams = job.streams;
     options.budget = MemoryBudget(budget);
-    options.cancel = CancelToken(group_abandoned);
+    options.cancel = CancelToken(poll_worker, &worker);
+    options.device = worker.device;
     auto entry = std::make_unique<CachedEngine>();
     entry->key = key;
     entry->graph = graph;
@@ -372,68 +611,82 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(const Job& job,
     }
     entry->engine = info->create(graph->graph, options);
     entry->device_bytes = needed;
-    engines_.push_back(std::move(entry));
-    cached = engines_.back().get();
+    std::lock_guard<std::mutex> lock(mutex_);
+    worker.engines.push_back(std::move(entry));
+    cached = worker.engines.back().get();
     publish_graphs();
   }
-  cached->last_used = ++clock_;
+  cached->last_used = ++worker.clock;
   return *cached;
 }
 
-bool ServiceDispatcher::run_group(std::vector<Job>& group) {
+void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
   // Sharing a launch is the service's choice, not the callers': when the whole group's launch
   // would need more than the device budget while fewer of its requests fit, as many as fit run
-  // now and the rest stay queued (they run next, oldest first). Without this, batching turned
-  // requests that fit alone into "more than the budget" failures.
+  // now and the rest go back to the queue (they run next, oldest first). Without this, batching
+  // turned requests that fit alone into "more than the budget" failures.
   if (group.size() > 1) {
     std::size_t fitting = group.size();
     try {
       const EngineInfo* info = find_service_engine(group.front().engine, mode_);
-      const Graph& graph = graph_for(group.front().graph_segment)->graph;
+      std::shared_ptr<CachedGraph> graph;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        graph = graph_for(group.front().graph_segment);
+      }
       const std::size_t budget = budget_bytes();
       while (info != nullptr && fitting > 1 &&
-             info->estimate_bytes(graph, static_cast<int>(fitting)) > budget)
+             info->estimate_bytes(graph->graph, static_cast<int>(fitting)) > budget)
         --fitting;
     } catch (const RoutingError&) {
       fitting = group.size();  // engine_for reports it for the whole group
     }
     if (fitting < group.size()) {
+      std::lock_guard<std::mutex> lock(mutex_);
       for (std::size_t i = fitting; i < group.size(); ++i) pending_.push_back(std::move(group[i]));
       group.resize(fitting);
-      std::sort(pending_.begin(), pending_.end(),
-                [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+      worker.poll_slots.clear();
+      for (const Job& job : group) worker.poll_slots.push_back(job.slot);
+      std::stable_sort(pending_.begin(), pending_.end(),
+                       [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+      header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
+      work_.notify_all();
     }
   }
-  report_ = GroupReport();
-  report_.launched_ns = monotonic_ns();
-  report_.group_size = group.size();
-  g_poll_slots.clear();
-  for (const Job& job : group) g_poll_slots.push_back(job.slot);
-  bool keep_running = true;
+  const Job& front = group.front();
+  GroupReport& report = worker.report;
+  report = GroupReport();
+  report.launched_ns = monotonic_ns();
+  report.group_size = front.split ? 1 : group.size();
+  bool device_fault = false;
   ErrorKind kind = ErrorKind::kInternal;
   std::string message, hint;
   bool ok = false;
   try {
-    if (group.front().flags & kFlagFaultDevice)
+    // The injected device fault hits a request's first run only (its first part when split): a
+    // retry on another device then succeeds, as after a real fault.
+    if ((front.flags & kFlagFaultDevice) && front.attempts == 0 && front.first_row == 0)
       throw RoutingError(ErrorKind::kInternal,
                          "CUDA error 700 (cudaErrorIllegalAddress: an illegal memory access was "
                          "encountered) in a launch (injected by gpu_routing.test_fault)");
-    if (group.front().flags & kFlagFaultMemory)
+    if (front.flags & kFlagFaultMemory)
       throw RoutingError(ErrorKind::kOutOfMemory,
                          "out of GPU memory: CUDA error 2 (cudaErrorMemoryAllocation) in "
                          "cudaMalloc (injected by gpu_routing.test_fault)");
     std::size_t sources = 0;
-    for (const Job& job : group) sources += static_cast<std::size_t>(job.source_count);
-    CachedEngine& cached = engine_for(group.front(), sources);
+    for (const Job& job : group)
+      sources += static_cast<std::size_t>(job.row_count >= 0 ? job.row_count : job.source_count);
+    CachedEngine& cached = engine_for(worker, front, sources);
     cached.engine->rebind([&] {
       EngineOptions options = cached.engine->options();
-      options.cancel = CancelToken(group_abandoned);
+      options.cancel = CancelToken(poll_worker, &worker);
       options.budget = MemoryBudget(budget_bytes());
       return options;
     }());
-    solve_group(group, cached);
+    solve_group(worker, group, cached);
     cached.requests += group.size();
     ok = true;
+    std::lock_guard<std::mutex> lock(mutex_);
     publish_graphs();
   } catch (const Cancelled&) {
     // Every request of the group was abandoned (or the service is stopping).
@@ -444,20 +697,14 @@ bool ServiceDispatcher::run_group(std::vector<Job>& group) {
     kind = error.kind();
     message = error.what();
     hint = error.hint();
-    if (is_device_fault(error)) {
-      keep_running = false;
-      hint = "The GPU service restarts with a fresh GPU context; run the call again.";
-    }
+    device_fault = is_device_fault(error);
     if (kind == ErrorKind::kOutOfMemory && message.find("budget") == std::string::npos) {
       // Device memory ran out under the budget (other processes): start from an empty cache.
-      engines_.clear();
-      scratch_distances_.release();
-      scratch_arcs_.release();
+      drop_engines(worker);
       if (hint.empty())
         hint =
             "The GPU service freed the graphs it kept on the device; run the call again, or "
             "lower gpu_routing.gpu_graph_memory if other programs share the GPU.";
-      publish_graphs();
     }
   } catch (const std::bad_alloc&) {
     kind = ErrorKind::kOutOfMemory;
@@ -465,24 +712,44 @@ bool ServiceDispatcher::run_group(std::vector<Job>& group) {
   } catch (const std::exception& error) {
     message = std::string("the GPU service failed: ") + error.what();
   }
-  g_poll_slots.clear();
   header_->batches.fetch_add(1);
   header_->batched_requests.fetch_add(group.size());
-  header_->requests.fetch_add(group.size());
-  if (!ok) header_->failed_requests.fetch_add(group.size());
-  for (const Job& job : group) answer(job, ok, kind, message, hint);
-  if (!keep_running) {
-    std::fprintf(stderr, "gpu_routing service: device fault, restarting: %s\n", message.c_str());
-    engines_.clear();
+  if (device_fault) {
+    // The context of this device may be poisoned: the device leaves the service. Its requests
+    // run again on another device; with none left the process ends and a fresh one starts.
+    DeviceEntry& entry = header_->devices[worker.index];
+    std::fprintf(stderr, "gpu_routing service: device %d out of service: %s\n", worker.index,
+                 message.c_str());
+    drop_engines(worker);
+    std::lock_guard<std::mutex> lock(mutex_);
+    worker.failed = true;
+    lost_device_ = true;
+    copy_field(entry.failure, sizeof entry.failure, message);
+    set_worker_state(entry, WorkerState::kFailed);
+    if (live_workers() > 0) {
+      for (Job& job : group) {
+        ++job.attempts;
+        pending_.push_back(std::move(job));
+      }
+      std::stable_sort(pending_.begin(), pending_.end(),
+                       [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+      header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
+      group.clear();
+      work_.notify_all();
+      return;
+    }
+    fault_exit_ = true;
+    hint = "The GPU service restarts with a fresh GPU context; run the call again.";
   }
-  return keep_running;
+  for (const Job& job : group) answer(job, report, ok, kind, message, hint);
 }
 
-void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cached) {
+void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, CachedEngine& cached) {
   ShortestPathEngine& engine = *cached.engine;
   const Graph& graph = cached.graph->graph;
   const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
   const EngineReport before = engine.report();
+  GroupReport& report = worker.report;
   const Job& first = group.front();
   const bool predecessors = (first.flags & kFlagPredecessors) != 0;
   if (predecessors && !has_reverse(graph))
@@ -490,33 +757,38 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
                        "predecessors asked for on a graph image without its reversed CSR");
 
   if (group.size() == 1) {
-    // Alone: the engine writes straight into the backend's segment.
-    char* io = io_for(first);
-    check_job(first, io, graph);
+    // Alone (or a part of a split request): the engine writes straight into the backend's
+    // segment, this part's rows only.
+    std::shared_ptr<SharedMapping> io_mapping = io_for(first);
+    check_job(first, *io_mapping, graph);
+    char* io = static_cast<char*>(io_mapping->data());
+    const bool compact = (first.flags & kFlagCompact) != 0;
+    const std::size_t row = static_cast<std::size_t>(std::max(first.first_row, 0));
+    const int rows = first.row_count >= 0 ? first.row_count : first.source_count;
+    const std::size_t width = compact ? static_cast<std::size_t>(first.target_count) : n;
     SolveRequest request;
-    request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
-    request.source_count = first.source_count;
+    request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset) + row;
+    request.source_count = rows;
     const bool with_targets = (first.flags & kFlagTargets) != 0;
     if (with_targets) {
       request.targets = reinterpret_cast<const VertexIndex*>(io + first.targets_offset);
       request.target_count = first.target_count;
     }
-    request.distances = reinterpret_cast<double*>(io + first.distances_offset);
+    request.distances = reinterpret_cast<double*>(io + first.distances_offset) + row * width;
     if (predecessors)
-      request.predecessor_arcs = reinterpret_cast<ArcIndex*>(io + first.predecessors_offset);
-    const bool compact = (first.flags & kFlagCompact) != 0;
+      request.predecessor_arcs =
+          reinterpret_cast<ArcIndex*>(io + first.predecessors_offset) + row * n;
     if (!compact || engine.supports_compact_targets()) {
       request.compact_targets = compact;
-      engine.solve(request);
+      if (rows > 0) engine.solve(request);
     } else {
       // Compact rows made here from full ones, a few sources at a time.
       const std::size_t per_chunk =
           std::max<std::size_t>(1, kScratchBytes / std::max<std::size_t>(1, n * sizeof(double)));
       std::vector<double> scratch;
       const std::size_t targets = static_cast<std::size_t>(first.target_count);
-      for (std::size_t done = 0; done < static_cast<std::size_t>(first.source_count);) {
-        const std::size_t count =
-            std::min(per_chunk, static_cast<std::size_t>(first.source_count) - done);
+      for (std::size_t done = 0; done < static_cast<std::size_t>(rows);) {
+        const std::size_t count = std::min(per_chunk, static_cast<std::size_t>(rows) - done);
         scratch.resize(count * n);
         SolveRequest part;
         part.sources = request.sources + done;
@@ -544,23 +816,25 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
     bool all_targets = true;
     std::vector<VertexIndex> targets;
     std::vector<int> target_offsets{0};
-    for (const Job& job : group) {
+    std::vector<std::shared_ptr<SharedMapping>> mappings(group.size());
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const Job& job = group[i];
       // A request abandoned while it waited for this launch (cancelled during the batch window)
       // may have had its I/O segment removed by its owner already: it gets a row that nobody
       // reads (vertex 0, its own target: done at once) rather than failing the whole launch.
-      const char* io = nullptr;
       try {
-        io = io_for(job);
+        mappings[i] = io_for(job);
       } catch (const RoutingError&) {
         if (still_wanted(job)) throw;
       }
-      if (io == nullptr) {
+      if (mappings[i] == nullptr) {
         sources.push_back(0);
         targets.push_back(0);
         target_offsets.push_back(static_cast<int>(targets.size()));
         continue;
       }
-      check_job(job, io, graph);
+      check_job(job, *mappings[i], graph);
+      const char* io = static_cast<const char*>(mappings[i]->data());
       sources.push_back(*reinterpret_cast<const VertexIndex*>(io + job.sources_offset));
       if (!(job.flags & kFlagTargets) || job.target_count <= 0) {
         all_targets = false;
@@ -571,10 +845,10 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
       }
     }
     auto* distances =
-        static_cast<double*>(scratch_distances_.get(group.size() * n * sizeof(double)));
+        static_cast<double*>(worker.scratch_distances.get(group.size() * n * sizeof(double)));
     auto* arcs =
         predecessors
-            ? static_cast<ArcIndex*>(scratch_arcs_.get(group.size() * n * sizeof(ArcIndex)))
+            ? static_cast<ArcIndex*>(worker.scratch_arcs.get(group.size() * n * sizeof(ArcIndex)))
             : nullptr;
     SolveRequest request;
     request.sources = sources.data();
@@ -589,15 +863,9 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
     engine.solve(request);
     Stopwatch copy;
     std::vector<char*> destinations(group.size(), nullptr);
-    for (std::size_t i = 0; i < group.size(); ++i) {
-      const Job& job = group[i];
-      if (!still_wanted(job)) continue;
-      try {
-        destinations[i] = io_for(job);
-      } catch (const RoutingError&) {
-        if (still_wanted(job)) throw;  // else abandoned just now, its segment gone with it
-      }
-    }
+    for (std::size_t i = 0; i < group.size(); ++i)
+      if (mappings[i] != nullptr && still_wanted(group[i]))
+        destinations[i] = static_cast<char*>(mappings[i]->data());
     // The rows go out in parallel: 64 New York rows are 135 MB, ~13 ms for one thread.
     const int copiers = static_cast<int>(std::min<std::size_t>(group.size(), 8));
 #pragma omp parallel for num_threads(copiers) schedule(dynamic, 1)
@@ -608,14 +876,14 @@ void ServiceDispatcher::solve_group(std::vector<Job>& group, CachedEngine& cache
       if (predecessors)
         std::memcpy(io + group[i].predecessors_offset, arcs + i * n, n * sizeof(ArcIndex));
     }
-    report_.transfer_ms += copy.elapsed_ms();
+    report.transfer_ms += copy.elapsed_ms();
   }
   const EngineReport& after = engine.report();
-  report_.device_name = after.device_name;
-  report_.compute_ms += after.compute_ms - before.compute_ms;
-  report_.transfer_ms += after.transfer_ms - before.transfer_ms;
-  report_.rounds = after.rounds - before.rounds;
-  report_.notes = after.notes;
+  report.device_name = after.device_name;
+  report.compute_ms += after.compute_ms - before.compute_ms;
+  report.transfer_ms += after.transfer_ms - before.transfer_ms;
+  report.rounds = after.rounds - before.rounds;
+  report.notes = after.notes;
 }
 
 void* ServiceDispatcher::Scratch::get(std::size_t bytes) {
@@ -641,19 +909,75 @@ void ServiceDispatcher::Scratch::release() {
   bytes_ = 0;
 }
 
-void ServiceDispatcher::answer(const Job& job, bool ok, ErrorKind kind, const std::string& message,
-                               const std::string& hint) {
+void ServiceDispatcher::answer(const Job& job, const GroupReport& report, bool ok, ErrorKind kind,
+                               const std::string& message, const std::string& hint) {
+  if (!job.split) {
+    answer_slot(job, report, ok, kind, message, hint);
+    return;
+  }
+  // A part of a split request: the request is answered with the last part, with the first
+  // failure if any part failed, and the parts' devices named together.
+  Split& split = *job.split;
+  GroupReport merged;
+  std::string merged_message, merged_hint;
+  bool merged_ok = false;
+  ErrorKind merged_kind = ErrorKind::kInternal;
+  {
+    std::lock_guard<std::mutex> lock(split.mutex);
+    if (!ok && split.ok) {
+      split.ok = false;
+      split.kind = kind;
+      split.message = message;
+      split.hint = hint;
+    }
+    if (!report.device_name.empty() &&
+        split.device_names.find(report.device_name) == std::string::npos)
+      split.device_names += (split.device_names.empty() ? "" : " and ") + report.device_name;
+    if (split.notes.empty()) split.notes = report.notes;
+    split.compute_ms = std::max(split.compute_ms, report.compute_ms);
+    split.transfer_ms = std::max(split.transfer_ms, report.transfer_ms);
+    split.rounds += report.rounds;
+    if (report.launched_ns > 0 &&
+        (split.launched_ns == 0 || report.launched_ns < split.launched_ns))
+      split.launched_ns = report.launched_ns;
+    if (--split.remaining > 0) return;
+    merged.device_name = split.device_names;
+    merged.notes = split.notes + (split.notes.empty() ? "" : "; ") + "rows split over " +
+                   std::to_string(split.parts) + " devices";
+    merged.compute_ms = split.compute_ms;
+    merged.transfer_ms = split.transfer_ms;
+    merged.rounds = split.rounds;
+    merged.launched_ns = split.launched_ns;
+    merged.group_size = 1;
+    merged_ok = split.ok;
+    merged_kind = split.kind;
+    merged_message = split.message;
+    merged_hint = split.hint;
+  }
+  answer_slot(job, merged, merged_ok, merged_kind, merged_message, merged_hint);
+}
+
+void ServiceDispatcher::answer_slot(const Job& job, const GroupReport& report, bool ok,
+                                    ErrorKind kind, const std::string& message,
+                                    const std::string& hint) {
   RequestSlot& slot = header_->slots[job.slot];
+  // A slot freed and taken by another request meanwhile is not this job's any more (the service
+  // frees a slot only after answering it, so this is a defence, not a path).
+  if (slot.ticket != job.ticket) return;
   std::uint32_t expected = static_cast<std::uint32_t>(SlotState::kRunning);
   if (static_cast<SlotState>(slot.state.load()) == SlotState::kRunning) {
+    header_->requests.fetch_add(1);
+    if (!ok) header_->failed_requests.fetch_add(1);
     slot.error_kind = static_cast<std::int32_t>(kind);
-    slot.batch_size = static_cast<std::int32_t>(report_.group_size);
-    slot.wait_ms = static_cast<double>(report_.launched_ns - job.submitted_ns) / 1e6;
-    slot.compute_ms = report_.compute_ms;
-    slot.transfer_ms = report_.transfer_ms;
-    slot.rounds = report_.rounds;
-    copy_field(slot.device_name, sizeof slot.device_name, report_.device_name);
-    copy_field(slot.notes, sizeof slot.notes, report_.notes);
+    slot.batch_size = static_cast<std::int32_t>(std::max<std::size_t>(1, report.group_size));
+    slot.wait_ms = report.launched_ns > 0
+                       ? static_cast<double>(report.launched_ns - job.submitted_ns) / 1e6
+                       : 0.0;
+    slot.compute_ms = report.compute_ms;
+    slot.transfer_ms = report.transfer_ms;
+    slot.rounds = report.rounds;
+    copy_field(slot.device_name, sizeof slot.device_name, report.device_name);
+    copy_field(slot.notes, sizeof slot.notes, report.notes);
     copy_field(slot.message, sizeof slot.message, message);
     copy_field(slot.hint, sizeof slot.hint, hint);
   }
@@ -668,47 +992,40 @@ void ServiceDispatcher::answer(const Job& job, bool ok, ErrorKind kind, const st
 
 void ServiceDispatcher::sweep() {
   last_sweep_ns_ = monotonic_ns();
-  // Graphs whose segment is gone or replaced (a kept graph rebuilt or evicted, an edges_sql call
-  // that ended): their engines and mappings go.
-  bool changed = false;
+  // Graphs whose segment is gone or replaced: the mappings go (engines holding one keep it until
+  // their worker's own sweep drops them).
   for (auto it = graphs_.begin(); it != graphs_.end();) {
-    if (segment_inode(it->first) != it->second->inode) {
-      const CachedGraph* gone = it->second.get();
-      const auto before = engines_.size();
-      engines_.erase(std::remove_if(engines_.begin(), engines_.end(),
-                                    [&](const auto& e) { return e->graph.get() == gone; }),
-                     engines_.end());
-      changed = changed || engines_.size() != before;
+    if (segment_inode(it->first) != it->second->inode)
       it = graphs_.erase(it);
-    } else {
+    else
       ++it;
-    }
   }
   for (auto it = io_.begin(); it != io_.end();) {
-    if (segment_inode(it->first) != it->second.mapping.inode())
+    if (segment_inode(it->first) != it->second.mapping->inode())
       it = io_.erase(it);
     else
       ++it;
   }
   reclaim_dead_owners(header_);
-  if (changed) publish_graphs();
 }
 
 void ServiceDispatcher::publish_graphs() {
   header_->graphs_seq.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
   int count = 0;
   std::size_t total = 0;
-  for (const auto& e : engines_) {
-    total += e->device_bytes;
-    if (count >= kMaxListedGraphs) continue;
-    ListedGraph& listed = header_->graphs[count++];
-    copy_field(listed.segment, sizeof listed.segment, e->graph->segment);
-    copy_field(listed.engine, sizeof listed.engine, e->info->name);
-    listed.device = 0;
-    listed.vertices = e->graph->graph.vertex_count();
-    listed.arcs = e->graph->graph.arc_count();
-    listed.device_bytes = e->device_bytes;
-    listed.requests = e->requests;
+  for (const auto& worker : workers_) {
+    for (const auto& e : worker->engines) {
+      total += e->device_bytes;
+      if (count >= kMaxListedGraphs) continue;
+      ListedGraph& listed = header_->graphs[count++];
+      copy_field(listed.segment, sizeof listed.segment, e->graph->segment);
+      copy_field(listed.engine, sizeof listed.engine, e->info->name);
+      listed.device = worker->index;
+      listed.vertices = e->graph->graph.vertex_count();
+      listed.arcs = e->graph->graph.arc_count();
+      listed.device_bytes = e->device_bytes;
+      listed.requests = e->requests.load();
+    }
   }
   header_->graph_count = count;
   header_->device_bytes_used.store(total);

@@ -35,7 +35,8 @@
 namespace gpu_routing::service {
 
 constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
-constexpr std::uint32_t kLayoutVersion = 2;   // 2: the road index's segment in a request
+// 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load).
+constexpr std::uint32_t kLayoutVersion = 3;
 constexpr int kSlotCount = 256;
 constexpr int kMaxDevices = 8;
 constexpr int kMaxListedGraphs = 64;
@@ -69,11 +70,26 @@ constexpr int kExitStopped = 0;      // asked to stop
 constexpr int kExitNoGpu = 2;        // no usable GPU: stay stopped, report the reason
 constexpr int kExitDeviceFault = 3;  // a CUDA error poisoned a context: restart at once
 
+// A GPU's worker in the service (gpu_routing_info()).
+enum class WorkerState : std::uint32_t {
+  kIdle = 0,
+  kBusy = 1,    // running a launch
+  kFailed = 2,  // a CUDA error took it out of service until the service restarts (failure says)
+};
+
+// One device the service serves from: written by the service at start (name .. physical) and by
+// its worker while it serves (the rest).
 struct DeviceEntry {
   char name[kNameBytes];
   std::int32_t compute_major, compute_minor, multiprocessors;
   std::uint64_t total_memory_bytes;
   std::uint64_t context_bytes;  // device memory of the service's context on it
+  // The CUDA device it runs on: device_count entries may exceed the GPUs (tests only,
+  // gpu_routing.service_devices), and then share them round robin.
+  std::int32_t physical;
+  std::atomic<std::uint32_t> state;  // WorkerState
+  std::atomic<std::uint64_t> requests, batches, busy_ns, in_flight;
+  char failure[256];
 };
 
 // A graph held on a device, for gpu_routing_info(): written by the service under graphs_seq.
@@ -151,12 +167,16 @@ struct ControlHeader {
   std::atomic<std::uint64_t> device_budget_bytes;  // gpu_routing.gpu_graph_memory; 0 = automatic
   std::atomic<std::uint64_t> batch_window_ns;      // gpu_routing.batch_window
   std::atomic<std::uint64_t> next_ticket;
+  // gpu_routing.service_devices (written by the supervisor before it starts the service): how
+  // many devices to serve from; 0 = every GPU (GPU mode) or one worker (CPU mode).
+  std::int32_t requested_devices;
   // What the service found and does (gpu_routing_info()).
   char reason[256];  // why not ready (state kNoGpu / kStopped after a failure)
   char build[128];
   std::int32_t device_count;
   DeviceEntry devices[kMaxDevices];
   std::atomic<std::uint64_t> requests, batches, batched_requests, failed_requests, restarts;
+  std::atomic<std::uint32_t> queued;  // requests claimed by the service and not yet launched
   std::atomic<std::uint64_t> device_bytes_used, device_budget_in_use;
   std::atomic<std::int64_t> started_at_ns;  // CLOCK_REALTIME of the current process's start
   std::atomic<std::uint32_t> graphs_seq;    // odd while the service rewrites graphs[]

@@ -60,6 +60,7 @@ int g_service = kServiceAuto;
 int g_test_fault = kFaultNone;
 int g_gpu_graph_memory_mb = 0;  // 0: automatic (80% of the GPU beyond the service's context)
 double g_batch_window_ms = 1.0;
+int g_service_devices = 0;  // 0: every GPU (one worker in CPU mode)
 bool g_preloaded = false;
 
 // Backend side.
@@ -72,6 +73,7 @@ void write_settings(ControlHeader* header) {
   header->device_budget_bytes.store(static_cast<std::uint64_t>(g_gpu_graph_memory_mb) * 1024 *
                                     1024);
   header->batch_window_ns.store(static_cast<std::uint64_t>(std::max(0.0, g_batch_window_ms) * 1e6));
+  header->requested_devices = g_service_devices;  // read by a service process when it starts
 }
 
 void on_backend_exit(int, Datum) {
@@ -132,11 +134,19 @@ void service_init() {
       "How long the service waits for more single-source requests to share a launch (0 = never).",
       "Requests that arrive while the GPU is busy share the next launch whatever this is.",
       &g_batch_window_ms, 1.0, 0.0, 1000.0, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.service_devices", "How many GPUs the GPU service serves from (0 = every GPU).",
+      "Each device gets its own worker, context and copies of the kept graphs. Fewer than the "
+      "GPUs leaves the rest to other programs; more shares the GPUs round robin, which only "
+      "tests want. With gpu_routing.service = cpu: how many workers run the CPU engines.",
+      &g_service_devices, 0, 0, kMaxDevices, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "gpu_routing.test_fault",
       "Test hook: the GPU service fails this session's requests as a device fault would.",
-      "device_error: as a CUDA error that poisons the context (the request fails, the service "
-      "restarts); device_out_of_memory: as device memory running out (the request fails, the "
+      "device_error: as a CUDA error that poisons the context of the device the request runs "
+      "on (the device leaves the service and the request runs again on another; with none "
+      "left it fails and the service restarts); device_out_of_memory: as device memory running out "
+      "(the request fails, the "
       "service empties its cache and goes on). For testing the recovery; superusers only.",
       &g_test_fault, kFaultNone, kTestFaultOptions, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr,
       nullptr);
@@ -229,14 +239,38 @@ void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) 
   if (h->reason[0] != '\0') line += ": " + std::string(h->reason);
   if (state == ServiceState::kNoGpu) line += " (GPU work runs in each session's CPU engine)";
   rows->emplace_back("service", line);
-  if (state == ServiceState::kReady && c->mode() == ServiceMode::kGpu) {
+  if (state == ServiceState::kReady) {
+    // One row per device (per worker in CPU mode): what it is, whether it serves, its load.
+    const double alive_s =
+        std::max(1e-3, static_cast<double>(realtime_ns() - h->started_at_ns.load()) / 1e9);
+    const bool gpu_mode = c->mode() == ServiceMode::kGpu;
     for (int d = 0; d < std::min(h->device_count, kMaxDevices); ++d) {
       const DeviceEntry& e = h->devices[d];
-      // In use when the service made its context: the context, and whatever other processes
-      // held on the device then (a measurement, not an audit).
-      snprintf(text, sizeof text, "%s, %s, %s in use when the service started", e.name,
-               format_bytes(e.total_memory_bytes).c_str(), format_bytes(e.context_bytes).c_str());
-      rows->emplace_back("service gpu " + std::to_string(d), text);
+      std::string line;
+      if (gpu_mode) {
+        // In use when the service made its context: the context, and whatever other processes
+        // held on the device then (a measurement, not an audit).
+        snprintf(text, sizeof text, "%s (CUDA device %d), %s, %s in use when the service started",
+                 e.name, e.physical, format_bytes(e.total_memory_bytes).c_str(),
+                 format_bytes(e.context_bytes).c_str());
+        line = text;
+      } else {
+        line = "CPU engines";
+      }
+      const auto worker_state = static_cast<WorkerState>(e.state.load());
+      if (worker_state == WorkerState::kFailed) {
+        line += "; out of service until the service restarts: " + std::string(e.failure);
+      } else {
+        snprintf(text, sizeof text, "; %s, %llu requests in %llu launches, busy %.0f%% of %.0f s",
+                 worker_state == WorkerState::kBusy
+                     ? ("running " + std::to_string(e.in_flight.load()) + " requests").c_str()
+                     : "idle",
+                 static_cast<unsigned long long>(e.requests.load()),
+                 static_cast<unsigned long long>(e.batches.load()),
+                 100.0 * static_cast<double>(e.busy_ns.load()) / 1e9 / alive_s, alive_s);
+        line += text;
+      }
+      rows->emplace_back((gpu_mode ? "service gpu " : "service worker ") + std::to_string(d), line);
     }
   }
   // Graphs on the device: a consistent copy (the service rewrites the list under graphs_seq).
@@ -270,9 +304,9 @@ void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) 
   const std::uint64_t batches = h->batches.load();
   const std::uint64_t batched = h->batched_requests.load();
   snprintf(text, sizeof text,
-           "%d waiting, %d claimed; %llu requests, %llu batches run, mean batch size %.2f, %llu "
-           "failed",
-           waiting, running, static_cast<unsigned long long>(h->requests.load()),
+           "%d waiting, %d claimed; %u queued for a device; %llu requests, %llu batches run, "
+           "mean batch size %.2f, %llu failed",
+           waiting, running, h->queued.load(), static_cast<unsigned long long>(h->requests.load()),
            static_cast<unsigned long long>(batches),
            batches > 0 ? static_cast<double>(batched) / static_cast<double>(batches) : 0.0,
            static_cast<unsigned long long>(h->failed_requests.load()));

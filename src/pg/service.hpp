@@ -42,8 +42,8 @@ std::string kept_image_segment_name(unsigned handle);
 // Lines for gpu_routing_info(). Plain C++.
 void service_info(std::vector<std::pair<std::string, std::string>>* rows);
 
-// Device bytes the service holds for a shared-memory segment (a kept graph's form), or -1 when
-// the service is not running.
+// Device bytes the service holds for a shared-memory segment (a kept graph's form), its copies
+// on every GPU together, or -1 when the service is not running.
 long long service_device_bytes(const std::string& segment);
 
 }  // namespace gpu_routing::pg

@@ -20,6 +20,10 @@
 #              service process that answers.
 #   cancel:    statement_timeout = 500ms stops a long call in the service within 1.5 s (kept graph
 #              and edges_sql); the session's next call is answered.
+#   devices:   with two devices or more (gpu_routing.service_devices, or every GPU): a call of six
+#              sources is split over them, rows exact; an injected device fault takes one device
+#              out (gpu_routing_info says so), the call is answered by another, nothing restarts;
+#              a fault on the last one fails its call and the service restarts with every device.
 #   road index: gpu_graph_index on the kept graph; in GPU mode the GPU's cch runs in the service on
 #              the index it maps from shared memory, in CPU mode the CPU's cch in the backend;
 #              both give Dijkstra's rows.
@@ -381,6 +385,52 @@ cancel_check "a $long_sources-source cost matrix through edges_sql" "$(long_call
 drained_ms=$(wait_drained) && pass "cancel: the service dropped the cancelled requests (idle after ${drained_ms} ms)" \
   || fail "cancel: the service still holds requests" "$(queue_row)"
 [ "$(postmaster_start)" = "$postmaster" ] && pass "the server never restarted ($(service_row))" || fail "the server restarted"
+
+# --- several devices (gpu_routing.service_devices = 2 in CPU mode, every GPU in GPU mode) ----------------
+device_rows() { q -c "SELECT name || ': ' || value FROM gpu_routing_info() WHERE name ~ '^service (gpu|worker) [0-9]+\$' ORDER BY name"; }
+device_count=$(device_rows | grep -c .)
+if [ "$device_count" -lt 2 ]; then
+  pass "devices: skipped (the service serves from $device_count device(s))"
+else
+  # Many sources: split over the devices, each part's rows exact.
+  # The reference: the same sources one call each (a single source is never split).
+  split_sql="SELECT md5(string_agg(source || ':' || node || ':' || distance || ':' || coalesce(predecessor, -1), ',' ORDER BY source, node)) FROM gpu_sssp('graph:svc_rome', ARRAY[1, 500, 3000, 7, 2500, 1200])"
+  want_split=$(q -c "SELECT md5(string_agg(s || ':' || node || ':' || distance || ':' || coalesce(predecessor, -1), ',' ORDER BY s, node)) FROM unnest(ARRAY[1, 500, 3000, 7, 2500, 1200]::bigint[]) s, LATERAL gpu_sssp('graph:svc_rome', s)")
+  got_split=$(q -c "$split_sql; SELECT notes FROM gpu_routing_last_run()" | tr '\n' '|')
+  if [ "${got_split%%|*}" = "$want_split" ] && echo "$got_split" | grep -q "rows split over $device_count devices"; then
+    pass "devices: six sources split over the $device_count devices, rows exact (${got_split#*|})"
+  else
+    fail "devices: split" "want $want_split, got $got_split"
+  fi
+  # A device fault: the device leaves the service, the request runs on another, nothing restarts.
+  row=$(service_row); restarts_before=$(restarts_of "$row"); postmaster=$(postmaster_start)
+  fault_out=$(q -c "SET gpu_routing.test_fault = device_error; SELECT svc_route(7, 'graph:svc_rome')" 2>&1)
+  out_rows=$(device_rows | grep -c "out of service")
+  row=$(service_row)
+  if [[ "$fault_out" =~ ^[0-9]+$ ]] && [ "$out_rows" = 1 ] && [ "$(restarts_of "$row")" = "$restarts_before" ] &&
+     [ "$(q -c "SELECT svc_route(8, 'graph:svc_rome')")" -ge 1 ] 2>/dev/null; then
+    pass "devices: a device fault took one device out ($(device_rows | grep "out of service" | cut -c1-120)); the call was answered by another, the service did not restart, later calls are answered"
+  else
+    fail "devices: a fault on one device" "call: $fault_out; service: $row (restarts before: $restarts_before); devices: $(device_rows)"
+  fi
+  # Faults on every device left: the last one fails its call; the service restarts with all.
+  for _ in $(seq 2 "$device_count"); do
+    fault_out=$(q -c "SET gpu_routing.test_fault = device_error; SELECT svc_route(9, 'graph:svc_rome')" 2>&1)
+  done
+  back=""
+  for _ in $(seq 1 100); do
+    row=$(service_row)
+    if [ "$(restarts_of "$row")" = $((restarts_before + 1)) ] && [[ "$row" == ready* ]] &&
+       [ "$(device_rows | grep -c "out of service")" = 0 ]; then back=1; break; fi
+    sleep 0.1
+  done
+  if echo "$fault_out" | grep -q "CUDA error" && [ -n "$back" ] && [ "$(postmaster_start)" = "$postmaster" ] &&
+     [ "$(q -c "SELECT svc_route(10, 'graph:svc_rome')")" -ge 1 ] 2>/dev/null; then
+    pass "devices: a fault on the last device fails its call naming the CUDA error; the service restarted with every device ($row); the server did not"
+  else
+    fail "devices: a fault on the last device" "last call: $fault_out; service: $row (restarts before: $restarts_before); devices: $(device_rows)"
+  fi
+fi
 
 # --- GPU memory -----------------------------------------------------------------------------------------
 # --- road index: the kept graph's index answers; GPU mode: the GPU's cch in the service, from the

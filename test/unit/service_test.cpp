@@ -152,9 +152,14 @@ class ServiceTest : public ::testing::Test {
 
   void set_state(ServiceState state) { header_->state.store(static_cast<std::uint32_t>(state)); }
 
-  void start_dispatcher(std::size_t automatic_budget = kRoomyBudget) {
+  // `devices`: the workers (header device_count); 0 leaves one, as a single-GPU service has.
+  void start_dispatcher(std::size_t automatic_budget = kRoomyBudget, int devices = -1) {
     ASSERT_EQ(dispatcher_, nullptr);
     stop_.store(false);
+    // The service process's part at its start: every device serving, none failed.
+    if (devices >= 0) header_->device_count = devices;
+    for (auto& entry : header_->devices)
+      entry.state.store(static_cast<std::uint32_t>(service::WorkerState::kIdle));
     dispatcher_ = std::make_unique<ServiceDispatcher>(header_, ServiceMode::kCpu, automatic_budget);
     exit_code_.store(-1);
     dispatcher_thread_ = std::thread([this] { exit_code_.store(dispatcher_->run(stop_)); });
@@ -174,6 +179,10 @@ class ServiceTest : public ::testing::Test {
     stop_dispatcher();
     dispatcher_.reset();
     start_dispatcher();
+  }
+
+  service::WorkerState device_state(int device) const {
+    return static_cast<service::WorkerState>(header_->devices[device].state.load());
   }
 
   std::unique_ptr<ServiceClient> connect_client() {
@@ -906,6 +915,135 @@ TEST_F(ServiceTest, DeviceMemoryRunningOutEmptiesTheCacheAndTheServiceGoesOn) {
   EXPECT_EQ(exit_code_.load(), -1);                  // and the service still runs
   client->set_test_fault_flags(0);
   EXPECT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- 7b. Several devices ----------------------------------------------------------------------
+
+TEST_F(ServiceTest, ManySourcesAreSplitOverTheDevicesAndEachRowIsExact) {
+  start_dispatcher(kRoomyBudget, 2);
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  spec.vertices = 900;
+  spec.edges = 3600;
+  spec.components = 2;
+  const Graph graph = make_graph(spec, 71, true);
+  const VertexIndex n = graph.vertex_count();
+  auto engine = service_engine(*client, graph);
+  const std::vector<VertexIndex> sources = {5, n - 1, 5, n / 2, 0, 17, n / 3, 2, n - 9};
+  const Rows want = solve_locally(graph, sources, true);
+  Query full;
+  full.sources = sources;
+  full.predecessors = true;
+  const Rows got = solve_with(*engine, full);
+  ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+  ASSERT_EQ(got.arcs, want.arcs);
+  EXPECT_NE(engine->report().notes.find("rows split over 2 devices"), std::string::npos)
+      << engine->report().notes;
+  // Compact rows, split too: each part writes its own rows of the request's cells.
+  const std::vector<VertexIndex> targets = {n - 2, 5, 0, n / 2};
+  Query compact;
+  compact.sources = sources;
+  compact.targets = targets;
+  compact.compact = true;
+  const Rows cells = solve_with(*engine, compact);
+  for (std::size_t s = 0; s < sources.size(); ++s)
+    for (std::size_t t = 0; t < targets.size(); ++t)
+      ASSERT_EQ(
+          cells.distances[s * targets.size() + t],
+          want.distances[s * static_cast<std::size_t>(n) + static_cast<std::size_t>(targets[t])]);
+  // Two requests, two parts each; one answer each.
+  EXPECT_EQ(header_->devices[0].requests.load() + header_->devices[1].requests.load(), 4u);
+  EXPECT_EQ(header_->requests.load(), 2u);
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, ConcurrentClientsAreServedByEveryDevice) {
+  start_dispatcher(kRoomyBudget, 2);
+  header_->batch_window_ns.store(0);
+  RandomGraphSpec spec;
+  spec.vertices = 4000;
+  spec.edges = 16000;
+  const Graph graph = make_graph(spec, 72, false);
+  SharedMapping image = publish_image(graph, 1);
+  constexpr int kClients = 8, kCalls = 12;
+  std::atomic<int> wrong{0}, failed{0};
+  std::vector<std::unique_ptr<ServiceClient>> clients;
+  for (int c = 0; c < kClients; ++c) clients.push_back(connect_client());
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c)
+    threads.emplace_back([&, c] {
+      try {
+        auto engine = service_engine(*clients[static_cast<std::size_t>(c)], graph, single_thread(),
+                                     image.name());
+        for (int k = 0; k < kCalls; ++k) {
+          const VertexIndex source = static_cast<VertexIndex>((c * 131 + k * 17) % 4000);
+          Query query;
+          query.sources = {source};
+          const Rows got = solve_with(*engine, query);
+          if (!testing::same_distances(got.distances.data(),
+                                       solve_locally(graph, {source}, false).distances))
+            ++wrong;
+        }
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(header_->requests.load(), static_cast<std::uint64_t>(kClients * kCalls));
+  EXPECT_EQ(header_->devices[0].requests.load() + header_->devices[1].requests.load(),
+            static_cast<std::uint64_t>(kClients * kCalls));
+  // Eight clients against two devices: both served (the first idle device takes a request).
+  EXPECT_GT(header_->devices[0].requests.load(), 0u);
+  EXPECT_GT(header_->devices[1].requests.load(), 0u);
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, ADeviceFaultTakesTheDeviceOutAndTheRequestRunsOnAnother) {
+  start_dispatcher(kRoomyBudget, 2);
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 83, true);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{4};
+  const Rows want = solve_locally(graph, {4}, false);
+  client->set_test_fault_flags(service::kFlagFaultDevice);
+  // The first device that runs it fails; the request runs again on the other and succeeds.
+  ASSERT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  const int failed = device_state(0) == service::WorkerState::kFailed ? 0 : 1;
+  EXPECT_EQ(device_state(failed), service::WorkerState::kFailed);
+  EXPECT_NE(device_state(1 - failed), service::WorkerState::kFailed);
+  EXPECT_NE(std::string(header_->devices[failed].failure).find("CUDA error"), std::string::npos)
+      << header_->devices[failed].failure;
+  EXPECT_EQ(exit_code_.load(), -1);  // the service goes on with the other device
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+  // Later requests, many sources included, run on the device left (no split over one device).
+  client->set_test_fault_flags(0);
+  Query many;
+  many.sources = {1, 2, 3};
+  ASSERT_TRUE(testing::same_distances(solve_with(*engine, many).distances.data(),
+                                      solve_locally(graph, {1, 2, 3}, false).distances));
+  EXPECT_EQ(engine->report().notes.find("rows split"), std::string::npos);
+  // A fault on the last device fails the request and ends the process for a fresh one.
+  client->set_test_fault_flags(service::kFlagFaultDevice);
+  try {
+    solve_with(*engine, query);
+    ADD_FAILURE() << "a device fault on the last device was not reported";
+  } catch (const RoutingError& error) {
+    EXPECT_NE(std::string(error.what()).find("CUDA error"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(eventually([&] { return exit_code_.load() != -1; }));
+  EXPECT_EQ(exit_code_.load(), service::kExitDeviceFault);
+  service::fail_in_flight(header_, "the GPU service stopped (exit code 3)");
+  client->set_test_fault_flags(0);
+  restart_dispatcher();  // both devices serve again
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, many).distances.data(),
+                                      solve_locally(graph, {1, 2, 3}, false).distances));
+  EXPECT_NE(engine->report().notes.find("rows split over 2 devices"), std::string::npos);
   EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
 }
 
