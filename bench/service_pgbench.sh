@@ -36,6 +36,7 @@
 #   --batch-window MS gpu_routing.batch_window of the service's server [the default, 1 ms]
 #   --cpu-service     without a GPU: run the service side with gpu_routing.service = cpu (the
 #                     CPU engines inside the service, device = cpu; a smoke test, not a benchmark)
+#   --lanes N         gpu_routing.service_lanes of the service sides' servers [the default]
 #   --matrix          on each service server also the New York 1000 x 1000 cost matrix
 #                     (gpu_apsp_array on the kept graph, 5 runs, median of gpu_routing_last_run's
 #                     total_ms), its answer compared with the CPU engine's (device = cpu, in the
@@ -73,6 +74,7 @@ dir=
 batch_window=
 cpu_service=0
 matrix=0
+lanes=
 out=
 seed=20260101
 all_sides="service service-1 gpu cpu cpu-all pgr"
@@ -90,6 +92,7 @@ while [ $# -gt 0 ]; do
     --batch-window) batch_window=${2:?--batch-window needs milliseconds}; shift 2 ;;
     --cpu-service) cpu_service=1; shift ;;
     --matrix) matrix=1; shift ;;
+    --lanes) lanes=${2:?--lanes needs a number}; shift 2 ;;
     --out) out=${2:?--out needs a file}; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "service_pgbench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -326,7 +329,7 @@ matrix_runs() {
 service_server() {
   local side=$1 port=$2 devices=$3 line='' label_text
   [ $have_gpu = 1 ] && idle_mem=$(gpu_memory)
-  start_cluster "$side" "$port" "-c gpu_routing.service=$service_setting -c gpu_routing.service_devices=$devices${batch_window:+ -c gpu_routing.batch_window=$batch_window}"
+  start_cluster "$side" "$port" "-c gpu_routing.service=$service_setting -c gpu_routing.service_devices=$devices${lanes:+ -c gpu_routing.service_lanes=$lanes}${batch_window:+ -c gpu_routing.batch_window=$batch_window}"
   load
   kept_build+=("$(psql_quiet -c "SELECT round(build_ms) FROM gpu_graphs() WHERE name = 'bench_ny'") ms ($side's server)")
   # The service starts with the server: wait until it is ready (or says why not).
@@ -346,8 +349,9 @@ service_server() {
   if [ "$side" = service-1 ]; then
     label_text="$label_text, one GPU (gpu_routing.service_devices = 1)"
   else
-    label_text="$label_text, every GPU ($(psql_quiet -c "SELECT count(*) FROM gpu_routing_info() WHERE name ~ '^service (gpu|worker) [0-9]+\$'"))"
+    label_text="$label_text, every GPU ($(nvidia-smi -L 2>/dev/null | grep -c '^GPU'))"
   fi
+  label_text="$label_text, $(psql_quiet -c "SHOW gpu_routing.service_lanes") lanes a GPU (0: 2)"
   case "$line" in
     ready*) run_side "$side" "$label_text" "$work/kept.sql" "$device_option" "$duration" "$warmup" ;;
     *) label[$side]=$label_text state[$side]="failed: the service is not ready: $line" ;;

@@ -119,14 +119,20 @@ int main(int argc, char** argv) {
     }
     // Every GPU, or as many devices as gpu_routing.service_devices asks: fewer leaves GPUs to
     // other programs; more shares the GPUs round robin (tests of several devices on one GPU).
+    // Each device gets `lanes` workers (entries), lane-major within a device.
     const int real = static_cast<int>(gpus.devices.size());
-    header->device_count = std::min(requested > 0 ? requested : real, kMaxDevices);
+    const int devices = requested > 0 ? requested : real;
+    const int lanes = std::max(1, std::min(header->requested_lanes > 0 ? header->requested_lanes
+                                                                        : kDefaultLanes,
+                                           kMaxDevices / std::max(1, std::min(devices, kMaxDevices))));
+    header->device_count = std::min(devices * lanes, kMaxDevices);
     std::size_t smallest = 0;
     int opened = 0;
     for (int d = 0; d < header->device_count; ++d) {
-      const gpu::DeviceInfo& info = gpus.devices[static_cast<std::size_t>(d % real)];
+      const gpu::DeviceInfo& info = gpus.devices[static_cast<std::size_t>((d / lanes) % real)];
       DeviceEntry& entry = header->devices[d];
       reset_entry(d);
+      entry.lane = d % lanes;
       copy_field(entry.name, sizeof entry.name, info.name);
       entry.compute_major = info.compute_major;
       entry.compute_minor = info.compute_minor;
@@ -138,7 +144,7 @@ int main(int argc, char** argv) {
       // whose context cannot be made stays out; the others serve.
       try {
         gpu::open_context(info.index);
-        entry.context_bytes = d < real ? gpu::context_memory_bytes(info.index) : 0;
+        entry.context_bytes = gpu::context_memory_bytes(info.index);
         ++opened;
       } catch (const std::exception& error) {
         copy_field(entry.failure, sizeof entry.failure, error.what());
@@ -160,6 +166,7 @@ int main(int argc, char** argv) {
       reset_entry(d);
       copy_field(header->devices[d].name, sizeof header->devices[d].name, "CPU");
       header->devices[d].physical = -1;
+      header->devices[d].lane = 0;
     }
   }
   header->reason[0] = '\0';

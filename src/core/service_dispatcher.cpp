@@ -77,6 +77,10 @@ ServiceDispatcher::ServiceDispatcher(ControlHeader* header, ServiceMode mode,
         static_cast<WorkerState>(header_->devices[d].state.load()) == WorkerState::kFailed;
     workers_.push_back(std::move(worker));
   }
+  for (auto& worker : workers_)
+    for (const auto& other : workers_)
+      worker->sharing += worker->device >= 0 && other->device == worker->device ? 1 : 0;
+  for (auto& worker : workers_) worker->sharing = std::max(1, worker->sharing);
 }
 
 ServiceDispatcher::~ServiceDispatcher() {
@@ -88,6 +92,11 @@ ServiceDispatcher::~ServiceDispatcher() {
 std::size_t ServiceDispatcher::budget_bytes() const {
   const std::uint64_t configured = header_->device_budget_bytes.load();
   return configured > 0 ? static_cast<std::size_t>(configured) : automatic_budget_bytes_;
+}
+
+std::size_t ServiceDispatcher::worker_budget(const Worker& worker) const {
+  // The lanes of one GPU share its memory.
+  return budget_bytes() / static_cast<std::size_t>(std::max(1, worker.sharing));
 }
 
 std::size_t ServiceDispatcher::device_bytes_in_use() const {
@@ -291,7 +300,8 @@ bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
   std::size_t used = 0;
   for (const auto& e : worker.engines) used += e->device_bytes;
   const int sources = job.row_count >= 0 ? job.row_count : job.source_count;
-  return used + info->estimate_bytes(found->second->graph, std::max(1, sources)) <= budget_bytes();
+  return used + info->estimate_bytes(found->second->graph, std::max(1, sources)) <=
+         worker_budget(worker);
 }
 
 std::vector<ServiceDispatcher::Job> ServiceDispatcher::next_group(
@@ -388,6 +398,12 @@ void ServiceDispatcher::worker_loop(Worker& worker) {
     worker.busy = false;
     if (!worker.failed) set_worker_state(entry, WorkerState::kIdle);
   }
+  if (worker.failed) {
+    // Taken out with another lane of its GPU: what it holds goes (its last group, if it failed
+    // too, was put back by run_group).
+    lock.unlock();
+    drop_engines(worker);
+  }
 }
 
 bool ServiceDispatcher::still_wanted(const Job& job) const {
@@ -478,7 +494,7 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
 }
 
 void ServiceDispatcher::make_room(Worker& worker, std::size_t needed, const CachedEngine* keep) {
-  const std::size_t budget = budget_bytes();
+  const std::size_t budget = worker_budget(worker);
   for (;;) {
     std::unique_ptr<CachedEngine> evicted;
     {
@@ -566,7 +582,7 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, c
       graph->graph.forward.memory_bytes() + graph->graph.reverse.memory_bytes();
   const std::size_t needed =
       saturating_add(info->estimate_bytes(graph->graph, static_cast<int>(sources)), 0);
-  const std::size_t budget = budget_bytes();
+  const std::size_t budget = worker_budget(worker);
   if (needed > budget)
     throw RoutingError(ErrorKind::kOutOfMemory,
                        "this call needs " + format_bytes(needed) + " of " +
@@ -575,7 +591,11 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, c
                            " (a graph of " + format_bytes(graph_bytes) +
                            " and the engine's buffers for " + std::to_string(sources) +
                            " sources), more than the GPU service's budget of " +
-                           format_bytes(budget) + " per device (gpu_routing.gpu_graph_memory)",
+                           format_bytes(budget) +
+                           (worker.sharing > 1 ? " per lane (gpu_routing.gpu_graph_memory over " +
+                                                     std::to_string(worker.sharing) +
+                                                     " lanes of the GPU)"
+                                               : std::string(" (gpu_routing.gpu_graph_memory)")),
                        "Raise gpu_routing.gpu_graph_memory, ask for fewer sources per call, or set "
                        "gpu_routing.device = cpu.");
   CachedEngine* cached = nullptr;
@@ -634,7 +654,7 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
         std::lock_guard<std::mutex> lock(mutex_);
         graph = graph_for(group.front().graph_segment);
       }
-      const std::size_t budget = budget_bytes();
+      const std::size_t budget = worker_budget(worker);
       while (info != nullptr && fitting > 1 &&
              info->estimate_bytes(graph->graph, static_cast<int>(fitting)) > budget)
         --fitting;
@@ -680,7 +700,7 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
     cached.engine->rebind([&] {
       EngineOptions options = cached.engine->options();
       options.cancel = CancelToken(poll_worker, &worker);
-      options.budget = MemoryBudget(budget_bytes());
+      options.budget = MemoryBudget(worker_budget(worker));
       return options;
     }());
     solve_group(worker, group, cached);
@@ -726,6 +746,17 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
     lost_device_ = true;
     copy_field(entry.failure, sizeof entry.failure, message);
     set_worker_state(entry, WorkerState::kFailed);
+    // The other lanes of the same GPU share its context: they leave too (each drops its engines
+    // and puts back what it runs when it notices).
+    for (auto& other : workers_) {
+      if (other.get() == &worker || other->failed || worker.device < 0 ||
+          other->device != worker.device)
+        continue;
+      other->failed = true;
+      DeviceEntry& lane = header_->devices[other->index];
+      copy_field(lane.failure, sizeof lane.failure, "another lane of this GPU: " + message);
+      set_worker_state(lane, WorkerState::kFailed);
+    }
     if (live_workers() > 0) {
       for (Job& job : group) {
         ++job.attempts;
@@ -942,8 +973,9 @@ void ServiceDispatcher::answer(const Job& job, const GroupReport& report, bool o
       split.launched_ns = report.launched_ns;
     if (--split.remaining > 0) return;
     merged.device_name = split.device_names;
-    merged.notes = split.notes + (split.notes.empty() ? "" : "; ") + "rows split over " +
-                   std::to_string(split.parts) + " devices";
+    // First: the engines' notes are long and the slot's field is not.
+    merged.notes = "rows split over " + std::to_string(split.parts) + " service workers" +
+                   (split.notes.empty() ? "" : "; ") + split.notes;
     merged.compute_ms = split.compute_ms;
     merged.transfer_ms = split.transfer_ms;
     merged.rounds = split.rounds;

@@ -132,6 +132,7 @@ class ServiceDispatcher {
   struct Worker {
     int index = 0;    // its DeviceEntry
     int device = -1;  // the CUDA device (GPU mode), -1 in CPU mode
+    int sharing = 1;  // workers on that device (its lanes): they share its memory budget
     ServiceDispatcher* owner = nullptr;
     std::thread thread;
     // Changed only by this worker's thread, and only under mutex_ (others read it under mutex_
@@ -171,7 +172,8 @@ class ServiceDispatcher {
   void make_room(Worker& worker, std::size_t needed, const CachedEngine* keep);
   void drop_engines(Worker& worker);
   void sweep_engines(Worker& worker);
-  std::size_t budget_bytes() const;
+  std::size_t budget_bytes() const;  // a device's
+  std::size_t worker_budget(const Worker& worker) const;
   void answer(const Job& job, const GroupReport& report, bool ok, ErrorKind kind,
               const std::string& message, const std::string& hint);
   void answer_slot(const Job& job, const GroupReport& report, bool ok, ErrorKind kind,

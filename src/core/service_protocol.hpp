@@ -38,7 +38,8 @@ constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
 // 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load).
 constexpr std::uint32_t kLayoutVersion = 3;
 constexpr int kSlotCount = 256;
-constexpr int kMaxDevices = 8;
+constexpr int kMaxDevices = 32;  // worker entries: GPUs x lanes
+constexpr int kDefaultLanes = 2;  // gpu_routing.service_lanes = 0
 constexpr int kMaxListedGraphs = 64;
 constexpr std::size_t kNameBytes = 96;
 
@@ -84,9 +85,10 @@ struct DeviceEntry {
   std::int32_t compute_major, compute_minor, multiprocessors;
   std::uint64_t total_memory_bytes;
   std::uint64_t context_bytes;  // device memory of the service's context on it
-  // The CUDA device it runs on: device_count entries may exceed the GPUs (tests only,
-  // gpu_routing.service_devices), and then share them round robin.
+  // The CUDA device it runs on: a GPU has one entry per lane (gpu_routing.service_lanes), and
+  // more devices than GPUs (gpu_routing.service_devices, tests) share them round robin.
   std::int32_t physical;
+  std::int32_t lane;
   std::atomic<std::uint32_t> state;  // WorkerState
   std::atomic<std::uint64_t> requests, batches, busy_ns, in_flight;
   char failure[256];
@@ -170,6 +172,10 @@ struct ControlHeader {
   // gpu_routing.service_devices (written by the supervisor before it starts the service): how
   // many devices to serve from; 0 = every GPU (GPU mode) or one worker (CPU mode).
   std::int32_t requested_devices;
+  // gpu_routing.service_lanes: workers per GPU, each with its own engines and CUDA stream, whose
+  // launches overlap on the GPU (a launch of a few dozen one-block searches leaves most of its
+  // multiprocessors idle). 0 = the default.
+  std::int32_t requested_lanes;
   // What the service found and does (gpu_routing_info()).
   char reason[256];  // why not ready (state kNoGpu / kStopped after a failure)
   char build[128];

@@ -61,6 +61,7 @@ int g_test_fault = kFaultNone;
 int g_gpu_graph_memory_mb = 0;  // 0: automatic (80% of the GPU beyond the service's context)
 double g_batch_window_ms = 1.0;
 int g_service_devices = 0;  // 0: every GPU (one worker in CPU mode)
+int g_service_lanes = 0;    // 0: kDefaultLanes workers per GPU
 bool g_preloaded = false;
 
 // Backend side.
@@ -73,7 +74,9 @@ void write_settings(ControlHeader* header) {
   header->device_budget_bytes.store(static_cast<std::uint64_t>(g_gpu_graph_memory_mb) * 1024 *
                                     1024);
   header->batch_window_ns.store(static_cast<std::uint64_t>(std::max(0.0, g_batch_window_ms) * 1e6));
-  header->requested_devices = g_service_devices;  // read by a service process when it starts
+  // Read by a service process when it starts.
+  header->requested_devices = g_service_devices;
+  header->requested_lanes = g_service_lanes;
 }
 
 void on_backend_exit(int, Datum) {
@@ -140,6 +143,13 @@ void service_init() {
       "GPUs leaves the rest to other programs; more shares the GPUs round robin, which only "
       "tests want. With gpu_routing.service = cpu: how many workers run the CPU engines.",
       &g_service_devices, 0, 0, kMaxDevices, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.service_lanes",
+      "Workers of the GPU service per GPU (0 = 2), whose launches overlap on the GPU.",
+      "Each lane has its own engines (its own copy of a graph it serves) and CUDA stream: while "
+      "one lane's launch of a few dozen routes runs, another's runs beside it on the "
+      "multiprocessors the first leaves idle.",
+      &g_service_lanes, 0, 0, 8, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "gpu_routing.test_fault",
       "Test hook: the GPU service fails this session's requests as a device fault would.",

@@ -938,7 +938,7 @@ TEST_F(ServiceTest, ManySourcesAreSplitOverTheDevicesAndEachRowIsExact) {
   const Rows got = solve_with(*engine, full);
   ASSERT_TRUE(testing::same_distances(got.distances.data(), want.distances));
   ASSERT_EQ(got.arcs, want.arcs);
-  EXPECT_NE(engine->report().notes.find("rows split over 2 devices"), std::string::npos)
+  EXPECT_NE(engine->report().notes.find("rows split over 2 service workers"), std::string::npos)
       << engine->report().notes;
   // Compact rows, split too: each part writes its own rows of the request's cells.
   const std::vector<VertexIndex> targets = {n - 2, 5, 0, n / 2};
@@ -1043,7 +1043,7 @@ TEST_F(ServiceTest, ADeviceFaultTakesTheDeviceOutAndTheRequestRunsOnAnother) {
   restart_dispatcher();  // both devices serve again
   EXPECT_TRUE(testing::same_distances(solve_with(*engine, many).distances.data(),
                                       solve_locally(graph, {1, 2, 3}, false).distances));
-  EXPECT_NE(engine->report().notes.find("rows split over 2 devices"), std::string::npos);
+  EXPECT_NE(engine->report().notes.find("rows split over 2 service workers"), std::string::npos);
   EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
 }
 
