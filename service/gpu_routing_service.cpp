@@ -7,6 +7,8 @@
 // may have poisoned a context (then it exits and the supervisor starts a fresh one).
 //
 //   gpu_routing_service --control /gpu_routing.<postmaster pid> --mode gpu|cpu --supervisor PID
+#include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -28,6 +30,30 @@ long g_supervisor_pid = 0;
 
 void on_stop_signal(int) {
   g_stop.store(true);
+}
+
+// A crash leaves its stack in the server log (the supervisor restarts the process): the frames
+// as addresses in the program, and where the program was mapped, for addr2line.
+void on_crash_signal(int signal_number) {
+  char line[160];
+  int length =
+      std::snprintf(line, sizeof line, "gpu_routing service: signal %d; stack:\n", signal_number);
+  if (length > 0) (void)!write(STDERR_FILENO, line, static_cast<std::size_t>(length));
+  void* frames[64];
+  const int count = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  const int maps = open("/proc/self/maps", O_RDONLY);
+  if (maps >= 0) {
+    const ssize_t got = read(maps, line, sizeof line - 1);
+    if (got > 0) {
+      (void)!write(STDERR_FILENO, "gpu_routing service: first mapping: ", 36);
+      (void)!write(STDERR_FILENO, line, static_cast<std::size_t>(got));
+      (void)!write(STDERR_FILENO, "\n", 1);
+    }
+    close(maps);
+  }
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
 }
 
 bool supervisor_alive() {
@@ -69,6 +95,7 @@ int main(int argc, char** argv) {
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  for (int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(crash, on_crash_signal);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
   setvbuf(stderr, nullptr, _IOLBF, 0);
@@ -122,9 +149,9 @@ int main(int argc, char** argv) {
     // Each device gets `lanes` workers (entries), lane-major within a device.
     const int real = static_cast<int>(gpus.devices.size());
     const int devices = requested > 0 ? requested : real;
-    const int lanes = std::max(1, std::min(header->requested_lanes > 0 ? header->requested_lanes
-                                                                        : kDefaultLanes,
-                                           kMaxDevices / std::max(1, std::min(devices, kMaxDevices))));
+    const int lanes =
+        std::max(1, std::min(header->requested_lanes > 0 ? header->requested_lanes : kDefaultLanes,
+                             kMaxDevices / std::max(1, std::min(devices, kMaxDevices))));
     header->device_count = std::min(devices * lanes, kMaxDevices);
     std::size_t smallest = 0;
     int opened = 0;

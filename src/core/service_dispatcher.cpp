@@ -80,7 +80,24 @@ ServiceDispatcher::ServiceDispatcher(ControlHeader* header, ServiceMode mode,
   for (auto& worker : workers_)
     for (const auto& other : workers_)
       worker->sharing += worker->device >= 0 && other->device == worker->device ? 1 : 0;
-  for (auto& worker : workers_) worker->sharing = std::max(1, worker->sharing);
+  for (auto& worker : workers_) {
+    worker->sharing = std::max(1, worker->sharing);
+    if (worker->device < 0) continue;
+    auto& lock = device_locks_[worker->device];
+    if (!lock) lock = std::make_unique<std::shared_mutex>();
+    worker->device_lock = lock.get();
+  }
+}
+
+void ServiceDispatcher::free_engines(Worker& worker,
+                                     std::vector<std::unique_ptr<CachedEngine>>& engines) {
+  if (engines.empty()) return;
+  if (worker.device_lock == nullptr) {
+    engines.clear();
+    return;
+  }
+  std::unique_lock<std::shared_mutex> exclusive(*worker.device_lock);
+  engines.clear();
 }
 
 ServiceDispatcher::~ServiceDispatcher() {
@@ -517,7 +534,10 @@ void ServiceDispatcher::make_room(Worker& worker, std::size_t needed, const Cach
       worker.engines.erase(victim);
       publish_graphs();
     }
-    // Freed outside the lock: device memory is given back at the speed of the device.
+    // Freed outside the dispatcher's lock: device memory is given back at the device's speed.
+    std::vector<std::unique_ptr<CachedEngine>> freed;
+    freed.push_back(std::move(evicted));
+    free_engines(worker, freed);
   }
 }
 
@@ -529,6 +549,7 @@ void ServiceDispatcher::drop_engines(Worker& worker) {
     worker.engines.clear();
     publish_graphs();
   }
+  free_engines(worker, dropped);
   worker.scratch_distances.release();
   worker.scratch_arcs.release();
 }
@@ -554,6 +575,7 @@ void ServiceDispatcher::sweep_engines(Worker& worker) {
     }
     publish_graphs();
   }
+  free_engines(worker, dropped);
 }
 
 ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, const Job& job,
@@ -584,20 +606,19 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, c
       saturating_add(info->estimate_bytes(graph->graph, static_cast<int>(sources)), 0);
   const std::size_t budget = worker_budget(worker);
   if (needed > budget)
-    throw RoutingError(ErrorKind::kOutOfMemory,
-                       "this call needs " + format_bytes(needed) + " of " +
-                           (mode_ == ServiceMode::kCpu ? std::string("service memory")
-                                                       : std::string("GPU memory")) +
-                           " (a graph of " + format_bytes(graph_bytes) +
-                           " and the engine's buffers for " + std::to_string(sources) +
-                           " sources), more than the GPU service's budget of " +
-                           format_bytes(budget) +
-                           (worker.sharing > 1 ? " per lane (gpu_routing.gpu_graph_memory over " +
-                                                     std::to_string(worker.sharing) +
-                                                     " lanes of the GPU)"
-                                               : std::string(" (gpu_routing.gpu_graph_memory)")),
-                       "Raise gpu_routing.gpu_graph_memory, ask for fewer sources per call, or set "
-                       "gpu_routing.device = cpu.");
+    throw RoutingError(
+        ErrorKind::kOutOfMemory,
+        "this call needs " + format_bytes(needed) + " of " +
+            (mode_ == ServiceMode::kCpu ? std::string("service memory")
+                                        : std::string("GPU memory")) +
+            " (a graph of " + format_bytes(graph_bytes) + " and the engine's buffers for " +
+            std::to_string(sources) + " sources), more than the GPU service's budget of " +
+            format_bytes(budget) +
+            (worker.sharing > 1 ? " per lane (gpu_routing.gpu_graph_memory over " +
+                                      std::to_string(worker.sharing) + " lanes of the GPU)"
+                                : std::string(" (gpu_routing.gpu_graph_memory)")),
+        "Raise gpu_routing.gpu_graph_memory, ask for fewer sources per call, or set "
+        "gpu_routing.device = cpu.");
   CachedEngine* cached = nullptr;
   for (auto& e : worker.engines)
     if (e->key == key) cached = e.get();
@@ -629,7 +650,12 @@ ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, c
           Cch::view_image(entry->index_mapping.data(), job.index_bytes, graph->graph));
       options.road_index = entry->index.get();
     }
-    entry->engine = info->create(graph->graph, options);
+    {
+      std::unique_lock<std::shared_mutex> exclusive;
+      if (worker.device_lock != nullptr)
+        exclusive = std::unique_lock<std::shared_mutex>(*worker.device_lock);
+      entry->engine = info->create(graph->graph, options);
+    }
     entry->device_bytes = needed;
     std::lock_guard<std::mutex> lock(mutex_);
     worker.engines.push_back(std::move(entry));
@@ -697,6 +723,9 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
     for (const Job& job : group)
       sources += static_cast<std::size_t>(job.row_count >= 0 ? job.row_count : job.source_count);
     CachedEngine& cached = engine_for(worker, front, sources);
+    std::shared_lock<std::shared_mutex> launching;
+    if (worker.device_lock != nullptr)
+      launching = std::shared_lock<std::shared_mutex>(*worker.device_lock);
     cached.engine->rebind([&] {
       EngineOptions options = cached.engine->options();
       options.cancel = CancelToken(poll_worker, &worker);

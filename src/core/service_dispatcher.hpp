@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -133,6 +134,11 @@ class ServiceDispatcher {
     int index = 0;    // its DeviceEntry
     int device = -1;  // the CUDA device (GPU mode), -1 in CPU mode
     int sharing = 1;  // workers on that device (its lanes): they share its memory budget
+    // Its GPU's lock (null in CPU mode): launches hold it shared, making and freeing an engine
+    // exclusive. Engines synchronize the whole device and capture CUDA graphs while being made;
+    // the driver crashed (SIGSEGV in cuCtxSynchronize) when another lane's engine was being made
+    // beside it.
+    std::shared_mutex* device_lock = nullptr;
     ServiceDispatcher* owner = nullptr;
     std::thread thread;
     // Changed only by this worker's thread, and only under mutex_ (others read it under mutex_
@@ -171,6 +177,8 @@ class ServiceDispatcher {
   void check_job(const Job& job, const SharedMapping& io, const Graph& graph) const;
   void make_room(Worker& worker, std::size_t needed, const CachedEngine* keep);
   void drop_engines(Worker& worker);
+  // Frees engines with the worker's GPU lock held exclusively.
+  static void free_engines(Worker& worker, std::vector<std::unique_ptr<CachedEngine>>& engines);
   void sweep_engines(Worker& worker);
   std::size_t budget_bytes() const;  // a device's
   std::size_t worker_budget(const Worker& worker) const;
@@ -194,6 +202,7 @@ class ServiceDispatcher {
   std::map<std::string, std::shared_ptr<CachedGraph>> graphs_;
   std::map<std::string, Io> io_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::map<int, std::unique_ptr<std::shared_mutex>> device_locks_;  // by CUDA device
   std::int64_t last_sweep_ns_ = 0;
   std::int64_t clock_ = 0;  // use counter for the I/O mappings
   std::int64_t idle_since_ns_ = 0;
