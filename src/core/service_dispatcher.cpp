@@ -324,7 +324,8 @@ bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
 std::vector<ServiceDispatcher::Job> ServiceDispatcher::next_group(
     Worker& worker, std::unique_lock<std::mutex>& lock) {
   for (;;) {
-    if (exiting_ || stop_->load()) return {};
+    // A worker taken out with another lane of its GPU takes nothing more.
+    if (exiting_ || stop_->load() || worker.failed) return {};
     // Drop what was abandoned while it waited.
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (still_wanted(*it)) {

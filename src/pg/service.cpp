@@ -260,8 +260,9 @@ void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) 
       if (gpu_mode) {
         // In use when the service made its context: the context, and whatever other processes
         // held on the device then (a measurement, not an audit).
-        snprintf(text, sizeof text, "%s (CUDA device %d), %s, %s in use when the service started",
-                 e.name, e.physical, format_bytes(e.total_memory_bytes).c_str(),
+        snprintf(text, sizeof text,
+                 "%s (CUDA device %d, lane %d), %s, %s in use when the service started", e.name,
+                 e.physical, e.lane, format_bytes(e.total_memory_bytes).c_str(),
                  format_bytes(e.context_bytes).c_str());
         line = text;
       } else {
