@@ -1,4 +1,5 @@
 // Device discovery, context creation inside a backend, memory checks, and graph upload.
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -14,8 +15,6 @@
 namespace gpu_routing::gpu {
 
 namespace {
-std::size_t g_context_bytes = 0;
-bool g_context_measured = false;
 // Keep 256 MB (or 5%) of device memory free for other sessions' contexts and the driver.
 constexpr std::size_t kDeviceMemoryReserve = std::size_t{256} << 20;
 }  // namespace
@@ -84,22 +83,23 @@ std::string build_description() {
          std::to_string((CUDART_VERSION % 1000) / 10) + ", " + GPU_ROUTING_CUDA_ARCHS;
 }
 
-std::size_t context_memory_bytes() {
-  return g_context_bytes;
-}
-
 namespace {
-// Each device's context footprint, measured when this process first made that device current.
+// Each device's context footprint: what the device lost when this process first made it
+// current. Other processes allocating at the same moment blur this, so it is a measurement, not
+// an audit.
 constexpr int kMeasuredDevices = 16;
-std::mutex g_context_of_mutex;
-std::size_t g_context_bytes_of[kMeasuredDevices] = {};
-bool g_context_measured_of[kMeasuredDevices] = {};
+std::mutex g_context_mutex;
+std::atomic<bool> g_context_measured[kMeasuredDevices] = {};
+std::size_t g_context_bytes[kMeasuredDevices] = {};
 }  // namespace
 
 std::size_t context_memory_bytes(int device) {
   if (device < 0 || device >= kMeasuredDevices) return 0;
-  std::lock_guard<std::mutex> lock(g_context_of_mutex);
-  return g_context_bytes_of[device];
+  return g_context_measured[device].load(std::memory_order_acquire) ? g_context_bytes[device] : 0;
+}
+
+std::size_t context_memory_bytes() {
+  return context_memory_bytes(0);
 }
 
 int device_count() {
@@ -117,25 +117,16 @@ void use_device(int device) {
   });
   if (status != cudaSuccess)
     throw_cuda_error(status, "creating the CUDA context", __FILE__, __LINE__);
-  if (device >= 0 && device < kMeasuredDevices) {
-    std::lock_guard<std::mutex> lock(g_context_of_mutex);
+  // Measured once per device; every later call (each solve makes its device current) only
+  // reads the flag.
+  if (device >= 0 && device < kMeasuredDevices &&
+      !g_context_measured[device].load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(g_context_mutex);
     std::size_t free_bytes = 0, total_bytes = 0;
-    if (!g_context_measured_of[device] &&
+    if (!g_context_measured[device].load(std::memory_order_relaxed) &&
         cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      g_context_bytes_of[device] = total_bytes - free_bytes;
-      g_context_measured_of[device] = true;
-    }
-  }
-  if (!g_context_measured && device == 0) {
-    // The context's own footprint: what the device lost when this process attached to it. Other
-    // processes allocating at the same moment blur this, so it is a measurement, not an audit.
-    std::size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      cudaDeviceProp props;
-      cudaGetDeviceProperties(&props, device);
-      (void)props;
-      g_context_bytes = total_bytes - free_bytes;
-      g_context_measured = true;
+      g_context_bytes[device] = total_bytes - free_bytes;
+      g_context_measured[device].store(true, std::memory_order_release);
     }
   }
 }

@@ -125,13 +125,10 @@ int main(int argc, char** argv) {
 
   std::size_t automatic_budget = std::size_t{4} << 30;  // CPU mode: the engines' host memory
   const int requested = std::max(0, header->requested_devices);
+  // What a previous process left in an entry (the dispatcher zeroes the counters when it runs).
   auto reset_entry = [&](int d) {
     DeviceEntry& entry = header->devices[d];
     entry.state.store(static_cast<std::uint32_t>(WorkerState::kIdle));
-    entry.requests.store(0);
-    entry.batches.store(0);
-    entry.busy_ns.store(0);
-    entry.in_flight.store(0);
     entry.failure[0] = '\0';
     entry.context_bytes = 0;
   };

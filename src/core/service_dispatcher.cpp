@@ -77,27 +77,55 @@ ServiceDispatcher::ServiceDispatcher(ControlHeader* header, ServiceMode mode,
         static_cast<WorkerState>(header_->devices[d].state.load()) == WorkerState::kFailed;
     workers_.push_back(std::move(worker));
   }
-  for (auto& worker : workers_)
-    for (const auto& other : workers_)
-      worker->sharing += worker->device >= 0 && other->device == worker->device ? 1 : 0;
   for (auto& worker : workers_) {
-    worker->sharing = std::max(1, worker->sharing);
-    if (worker->device < 0) continue;
+    if (worker->device < 0) continue;  // CPU mode: nothing shared
+    worker->sharing =
+        static_cast<int>(std::count_if(workers_.begin(), workers_.end(), [&](const auto& other) {
+          return other->device == worker->device;
+        }));
     auto& lock = device_locks_[worker->device];
     if (!lock) lock = std::make_unique<std::shared_mutex>();
     worker->device_lock = lock.get();
   }
 }
 
-void ServiceDispatcher::free_engines(Worker& worker,
-                                     std::vector<std::unique_ptr<CachedEngine>>& engines) {
-  if (engines.empty()) return;
-  if (worker.device_lock == nullptr) {
-    engines.clear();
-    return;
+void ServiceDispatcher::remove_engines(Worker& worker,
+                                       const std::function<bool(const CachedEngine&)>& which) {
+  std::vector<std::unique_ptr<CachedEngine>> removed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = worker.engines.begin(); it != worker.engines.end();) {
+      if (which(**it)) {
+        removed.push_back(std::move(*it));
+        it = worker.engines.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (removed.empty()) return;
+    publish_graphs();
   }
-  std::unique_lock<std::shared_mutex> exclusive(*worker.device_lock);
-  engines.clear();
+  // Freed outside the dispatcher's lock: device memory is given back at the device's speed.
+  std::unique_lock<std::shared_mutex> exclusive;
+  if (worker.device_lock != nullptr)
+    exclusive = std::unique_lock<std::shared_mutex>(*worker.device_lock);
+  removed.clear();
+}
+
+void ServiceDispatcher::take_out(Worker& worker, const std::string& why) {
+  DeviceEntry& entry = header_->devices[worker.index];
+  worker.failed = true;
+  copy_field(entry.failure, sizeof entry.failure, why);
+  set_worker_state(entry, WorkerState::kFailed);
+}
+
+void ServiceDispatcher::requeue(std::vector<Job>& jobs) {
+  for (Job& job : jobs) pending_.push_back(std::move(job));
+  jobs.clear();
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
+  header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
+  work_.notify_all();
 }
 
 ServiceDispatcher::~ServiceDispatcher() {
@@ -209,6 +237,7 @@ int ServiceDispatcher::run(const std::atomic<bool>& stop, bool (*keep_going)()) 
 }
 
 void ServiceDispatcher::collect() {
+  std::vector<Job> collected;
   for (int i = 0; i < kSlotCount; ++i) {
     RequestSlot& slot = header_->slots[i];
     std::uint32_t state = slot.state.load(std::memory_order_acquire);
@@ -257,7 +286,7 @@ void ServiceDispatcher::collect() {
                           ? std::min(live, job.source_count)
                           : 1;
     if (parts == 1) {
-      pending_.push_back(std::move(job));
+      collected.push_back(std::move(job));
       continue;
     }
     auto split = std::make_shared<Split>();
@@ -270,12 +299,10 @@ void ServiceDispatcher::collect() {
           static_cast<int>(static_cast<std::int64_t>(job.source_count) * (p + 1) / parts);
       part.row_count = next - part.first_row;
       part.split = split;
-      pending_.push_back(std::move(part));
+      collected.push_back(std::move(part));
     }
   }
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
-  header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
+  requeue(collected);
 }
 
 bool ServiceDispatcher::same_group(const Job& a, const Job& b) const {
@@ -316,8 +343,7 @@ bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
   if (info == nullptr || found == graphs_.end()) return true;
   std::size_t used = 0;
   for (const auto& e : worker.engines) used += e->device_bytes;
-  const int sources = job.row_count >= 0 ? job.row_count : job.source_count;
-  return used + info->estimate_bytes(found->second->graph, std::max(1, sources)) <=
+  return used + info->estimate_bytes(found->second->graph, std::max(1, job.rows())) <=
          worker_budget(worker);
 }
 
@@ -389,9 +415,7 @@ void ServiceDispatcher::worker_loop(Worker& worker) {
       gpu::open_context(worker.device);  // current in this thread (made at start)
     } catch (const std::exception& error) {
       std::lock_guard<std::mutex> lock(mutex_);
-      worker.failed = true;
-      copy_field(entry.failure, sizeof entry.failure, error.what());
-      set_worker_state(entry, WorkerState::kFailed);
+      take_out(worker, error.what());
       if (live_workers() == 0) fault_exit_ = true;
       return;
     }
@@ -513,44 +537,25 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
 
 void ServiceDispatcher::make_room(Worker& worker, std::size_t needed, const CachedEngine* keep) {
   const std::size_t budget = worker_budget(worker);
+  // Only this worker's thread changes its engine list, so it reads the list unlocked here.
   for (;;) {
-    std::unique_ptr<CachedEngine> evicted;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      std::size_t used = 0;
-      for (const auto& e : worker.engines)
-        if (e.get() != keep) used += e->device_bytes;
-      if (used + needed <= budget) return;
-      // The least recently used engine of this device other than the one about to run.
-      auto victim = worker.engines.end();
-      for (auto it = worker.engines.begin(); it != worker.engines.end(); ++it)
-        if (it->get() != keep &&
-            (victim == worker.engines.end() || (*it)->last_used < (*victim)->last_used))
-          victim = it;
-      if (victim == worker.engines.end()) return;
-      std::fprintf(stderr, "gpu_routing service: evicting %s (%s) from device %d to make room\n",
-                   (*victim)->graph->segment.c_str(), format_bytes((*victim)->device_bytes).c_str(),
-                   worker.index);
-      evicted = std::move(*victim);
-      worker.engines.erase(victim);
-      publish_graphs();
+    std::size_t used = 0;
+    const CachedEngine* victim = nullptr;  // the least recently used but the one about to run
+    for (const auto& e : worker.engines) {
+      if (e.get() == keep) continue;
+      used += e->device_bytes;
+      if (victim == nullptr || e->last_used < victim->last_used) victim = e.get();
     }
-    // Freed outside the dispatcher's lock: device memory is given back at the device's speed.
-    std::vector<std::unique_ptr<CachedEngine>> freed;
-    freed.push_back(std::move(evicted));
-    free_engines(worker, freed);
+    if (used + needed <= budget || victim == nullptr) return;
+    std::fprintf(stderr, "gpu_routing service: evicting %s (%s) from device %d to make room\n",
+                 victim->graph->segment.c_str(), format_bytes(victim->device_bytes).c_str(),
+                 worker.index);
+    remove_engines(worker, [victim](const CachedEngine& e) { return &e == victim; });
   }
 }
 
 void ServiceDispatcher::drop_engines(Worker& worker) {
-  std::vector<std::unique_ptr<CachedEngine>> dropped;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    dropped = std::move(worker.engines);
-    worker.engines.clear();
-    publish_graphs();
-  }
-  free_engines(worker, dropped);
+  remove_engines(worker, [](const CachedEngine&) { return true; });
   worker.scratch_distances.release();
   worker.scratch_arcs.release();
 }
@@ -558,25 +563,15 @@ void ServiceDispatcher::drop_engines(Worker& worker) {
 void ServiceDispatcher::sweep_engines(Worker& worker) {
   worker.last_sweep_ns = monotonic_ns();
   // Engines of graphs whose segment is gone or replaced (a kept graph rebuilt or evicted, an
-  // edges_sql call that ended). Only this thread changes the list, so it is read unlocked here.
+  // edges_sql call that ended).
+  // Looked up before taking the dispatcher's lock (a stat each).
   std::vector<const CachedEngine*> gone;
   for (const auto& e : worker.engines)
     if (segment_inode(e->graph->segment) != e->graph->inode) gone.push_back(e.get());
   if (gone.empty()) return;
-  std::vector<std::unique_ptr<CachedEngine>> dropped;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto it = worker.engines.begin(); it != worker.engines.end();) {
-      if (std::find(gone.begin(), gone.end(), it->get()) != gone.end()) {
-        dropped.push_back(std::move(*it));
-        it = worker.engines.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    publish_graphs();
-  }
-  free_engines(worker, dropped);
+  remove_engines(worker, [&gone](const CachedEngine& e) {
+    return std::find(gone.begin(), gone.end(), &e) != gone.end();
+  });
 }
 
 ServiceDispatcher::CachedEngine& ServiceDispatcher::engine_for(Worker& worker, const Job& job,
@@ -690,14 +685,12 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
     }
     if (fitting < group.size()) {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (std::size_t i = fitting; i < group.size(); ++i) pending_.push_back(std::move(group[i]));
+      std::vector<Job> later(std::make_move_iterator(group.begin() + static_cast<long>(fitting)),
+                             std::make_move_iterator(group.end()));
       group.resize(fitting);
       worker.poll_slots.clear();
       for (const Job& job : group) worker.poll_slots.push_back(job.slot);
-      std::stable_sort(pending_.begin(), pending_.end(),
-                       [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
-      header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
-      work_.notify_all();
+      requeue(later);
     }
   }
   const Job& front = group.front();
@@ -721,8 +714,7 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
                          "out of GPU memory: CUDA error 2 (cudaErrorMemoryAllocation) in "
                          "cudaMalloc (injected by gpu_routing.test_fault)");
     std::size_t sources = 0;
-    for (const Job& job : group)
-      sources += static_cast<std::size_t>(job.row_count >= 0 ? job.row_count : job.source_count);
+    for (const Job& job : group) sources += static_cast<std::size_t>(job.rows());
     CachedEngine& cached = engine_for(worker, front, sources);
     std::shared_lock<std::shared_mutex> launching;
     if (worker.device_lock != nullptr)
@@ -765,38 +757,22 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
   header_->batches.fetch_add(1);
   header_->batched_requests.fetch_add(group.size());
   if (device_fault) {
-    // The context of this device may be poisoned: the device leaves the service. Its requests
-    // run again on another device; with none left the process ends and a fresh one starts.
-    DeviceEntry& entry = header_->devices[worker.index];
+    // The context of this device may be poisoned: the device leaves the service, with the other
+    // lanes of its GPU (they share the context; each drops its engines and puts back what it
+    // runs when it notices). Its requests run again on another device; with none left the
+    // process ends and a fresh one starts.
     std::fprintf(stderr, "gpu_routing service: device %d out of service: %s\n", worker.index,
                  message.c_str());
     drop_engines(worker);
     std::lock_guard<std::mutex> lock(mutex_);
-    worker.failed = true;
     lost_device_ = true;
-    copy_field(entry.failure, sizeof entry.failure, message);
-    set_worker_state(entry, WorkerState::kFailed);
-    // The other lanes of the same GPU share its context: they leave too (each drops its engines
-    // and puts back what it runs when it notices).
-    for (auto& other : workers_) {
-      if (other.get() == &worker || other->failed || worker.device < 0 ||
-          other->device != worker.device)
-        continue;
-      other->failed = true;
-      DeviceEntry& lane = header_->devices[other->index];
-      copy_field(lane.failure, sizeof lane.failure, "another lane of this GPU: " + message);
-      set_worker_state(lane, WorkerState::kFailed);
-    }
+    take_out(worker, message);
+    for (auto& other : workers_)
+      if (!other->failed && worker.device >= 0 && other->device == worker.device)
+        take_out(*other, "another lane of this GPU: " + message);
     if (live_workers() > 0) {
-      for (Job& job : group) {
-        ++job.attempts;
-        pending_.push_back(std::move(job));
-      }
-      std::stable_sort(pending_.begin(), pending_.end(),
-                       [](const Job& a, const Job& b) { return a.ticket < b.ticket; });
-      header_->queued.store(static_cast<std::uint32_t>(pending_.size()));
-      group.clear();
-      work_.notify_all();
+      for (Job& job : group) ++job.attempts;
+      requeue(group);
       return;
     }
     fault_exit_ = true;
@@ -825,7 +801,7 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     char* io = static_cast<char*>(io_mapping->data());
     const bool compact = (first.flags & kFlagCompact) != 0;
     const std::size_t row = static_cast<std::size_t>(std::max(first.first_row, 0));
-    const int rows = first.row_count >= 0 ? first.row_count : first.source_count;
+    const int rows = first.rows();
     const std::size_t width = compact ? static_cast<std::size_t>(first.target_count) : n;
     SolveRequest request;
     request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset) + row;

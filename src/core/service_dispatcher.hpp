@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,6 +75,8 @@ class ServiceDispatcher {
     int first_row = 0, row_count = -1;
     std::shared_ptr<Split> split;
     int attempts = 0;  // runs that ended in a device fault (retried on another device)
+    // The sources this job solves: its part's rows, or the whole request's.
+    int rows() const { return row_count >= 0 ? row_count : source_count; }
   };
   // What the parts of one split request share.
   struct Split {
@@ -176,10 +179,15 @@ class ServiceDispatcher {
   // a request names segments and offsets, and nothing else guarantees they agree.
   void check_job(const Job& job, const SharedMapping& io, const Graph& graph) const;
   void make_room(Worker& worker, std::size_t needed, const CachedEngine* keep);
+  // Takes the worker's engines that `which` picks out of its list (under mutex_, then the
+  // graphs are published) and frees them with its GPU's lock held exclusively.
+  void remove_engines(Worker& worker, const std::function<bool(const CachedEngine&)>& which);
   void drop_engines(Worker& worker);
-  // Frees engines with the worker's GPU lock held exclusively.
-  static void free_engines(Worker& worker, std::vector<std::unique_ptr<CachedEngine>>& engines);
   void sweep_engines(Worker& worker);
+  // Marks the worker out of service with `why` (under mutex_).
+  void take_out(Worker& worker, const std::string& why);
+  // Puts jobs back in the queue, oldest first (under mutex_).
+  void requeue(std::vector<Job>& jobs);
   std::size_t budget_bytes() const;  // a device's
   std::size_t worker_budget(const Worker& worker) const;
   void answer(const Job& job, const GroupReport& report, bool ok, ErrorKind kind,
