@@ -429,11 +429,13 @@ void ServiceDispatcher::worker_loop(Worker& worker) {
     lock.unlock();
     set_worker_state(entry, WorkerState::kBusy);
     entry.in_flight.store(group.size());
+    // Counted before the run: run_group answers the slots, and a client that has its answer
+    // must already see it counted (gpu_routing_info, the tests).
+    entry.batches.fetch_add(1);
+    entry.requests.fetch_add(group.size());
     const std::int64_t began = monotonic_ns();
     run_group(worker, group);
     entry.busy_ns.fetch_add(static_cast<std::uint64_t>(monotonic_ns() - began));
-    entry.batches.fetch_add(1);
-    entry.requests.fetch_add(group.size());
     entry.in_flight.store(0);
     lock.lock();
     worker.poll_slots.clear();
