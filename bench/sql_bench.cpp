@@ -686,9 +686,8 @@ void ensure_auto_kept(const std::string& name, const std::string& table, bool in
 
 // One choice's median over `reps` calls after a warm-up; negative: cut (-1) or refused (-2),
 // with the reason in `why`.
-double measure_choice(const AutoWorkload& w, const Choice& c, int reps, double timeout_s,
-                      std::string& where, std::string& why, double* warmup = nullptr,
-                      std::vector<double>* runs = nullptr) {
+// A choice's settings for the session's next calls.
+void apply_choice(const AutoWorkload& w, const Choice& c, double timeout_s) {
   execute("RESET ALL");
   execute("SET gpu_routing.max_memory = '64GB'");
   execute("SET work_mem = '4GB'");
@@ -699,16 +698,15 @@ double measure_choice(const AutoWorkload& w, const Choice& c, int reps, double t
             "_algorithm = " + c.engine);
   }
   execute("SET statement_timeout = " + std::to_string(static_cast<long long>(timeout_s * 1000)));
-  std::vector<double> seconds;
+}
+
+// One call of the workload under the settings applied: its seconds, or -1 (cut by the timeout)
+// or -2 (refused) with why.
+double time_call(const AutoWorkload& w, double timeout_s, std::string& why) {
   try {
-    const double first = seconds_of(w.sql, nullptr);
-    if (warmup != nullptr) *warmup = first;
-    // Millisecond calls vary more: more of them.
-    const int runs = first < 0.05 ? std::max(reps, 9) : reps;
-    for (int r = 0; r < runs; ++r) seconds.push_back(seconds_of(w.sql, nullptr));
+    return seconds_of(w.sql, nullptr);
   } catch (const std::runtime_error& e) {
     const std::string message = e.what();
-    execute("SET statement_timeout = 0");
     if (message.find("statement timeout") != std::string::npos) {
       why = "cut at " + std::to_string(static_cast<int>(timeout_s)) + " s";
       return -1;
@@ -724,11 +722,12 @@ double measure_choice(const AutoWorkload& w, const Choice& c, int reps, double t
       if (ch == '\n' || ch == '|') ch = ' ';
     return -2;
   }
-  execute("SET statement_timeout = 0");
-  if (runs != nullptr) *runs = seconds;
+}
+
+// Where the last call ran and why ("CPU, 2 threads, dijkstra", auto's reason).
+void last_run(std::string& where, std::string& why) {
   where = scalar("SELECT device || ', ' || algorithm FROM gpu_routing_last_run()");
-  if (c.device == "auto") why = scalar("SELECT reason FROM gpu_routing_last_run()");
-  return median(seconds);
+  why = scalar("SELECT reason FROM gpu_routing_last_run()");
 }
 
 void auto_suite(const std::string& data_dir, int reps, const std::string& choices_option,
@@ -936,14 +935,15 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
   };
 
   std::printf(
-      "\nmedians of %d calls (9 where the warm-up call took under 50 ms) after a warm-up call, "
-      "each choice in turn in one session per "
-      "workload, auto first and again last (its median over both); auto = gpu_routing.device and "
-      "the algorithm settings at auto. Choices: every "
-      "engine of the call's family on %s.\n",
+      "\nmedians of %d rounds (at least 5; 9 where auto's warm call took under 50 ms, each timed "
+      "call then after an untimed one): one session per workload, warmed by three auto calls; "
+      "each round times auto and every forced choice once, in an order rotated every round; a "
+      "choice cut past 1.5x auto's warm call (at least 1 s) or refused is out. auto = "
+      "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
+      "call's family on %s.\n",
       reps, gpu ? "the CPU and the GPU" : "the CPU");
   std::printf(
-      "\n| workload | auto (s) (first pass, last pass) | auto chose | fastest forced (s) | fastest "
+      "\n| workload | auto (s) (fastest, slowest round) | auto chose | fastest forced (s) | fastest "
       "| auto / fastest | "
       "within 10%% | auto's engine forced / fastest | every forced choice (s) "
       "|\n|---|---:|---|---:|---|---:|---|---:|---|\n");
@@ -968,62 +968,96 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     if (w.sql.find("graph:auto_rome_index") != std::string::npos)
       ensure_auto_kept("auto_rome_index", "bench_rome", true);
     reconnect();  // a fresh session per workload, as a user's
-    std::string where, why;
-    double warmup = 0;
     // The session's first calls warm what every later one uses (catalog caches, a kept graph's
     // mapped pages, the OpenMP pool): three auto calls before any is timed.
-    {
-      std::vector<double> ignored;
-      measure_choice(w, {"auto", "auto"}, 2, 600, where, why, nullptr, &ignored);
-    }
-    std::vector<double> auto_runs;
-    double auto_s = measure_choice(w, {"auto", "auto"}, reps, 600, where, why, &warmup, &auto_runs);
-    if (auto_s < 0) {
-      std::printf("| %s | %s | | | | | | |\n", w.name.c_str(), why.c_str());
+    std::string where, why;
+    apply_choice(w, {"auto", "auto"}, 600);
+    double warmup = 0;
+    for (int i = 0; i < 3 && warmup >= 0; ++i) warmup = time_call(w, 600, why);
+    if (warmup < 0) {
+      std::printf("| %s | %s | | | | | | | |\n", w.name.c_str(), why.c_str());
       continue;
     }
-    const std::string auto_where = where, auto_reason = why;
-    // A choice past 1.5x auto's warm-up call is no rival: cut there (at least 1 s).
+    // A choice past 1.5x auto's warm call is no rival: cut there (at least 1 s).
     const double timeout_s = std::max(1.0, 1.5 * warmup + 0.5);
-    double best = -1, chosen_forced = -1;
-    std::string best_label, all;
-    // auto's choice as a forced label: "CPU, 16 threads, dijkstra" -> "cpu dijkstra".
-    const std::string chosen_label =
-        std::string(auto_where.rfind("CPU", 0) == 0 ? "cpu " : "gpu ") +
-        auto_where.substr(auto_where.rfind(", ") + 2);
+    // Contenders: auto first, then every forced choice that is not refused or cut on its own
+    // first (untimed) call. Forcing cch on a kept graph gives it a road index (shared, kept): not
+    // on the plain kept graphs, whose workloads are the ones without an index.
+    struct Contender {
+      Choice choice;
+      std::vector<double> runs;
+      std::string why;  // cut, refused or not forced
+      bool live = true;
+    };
+    std::vector<Contender> contenders;
+    contenders.push_back({{"auto", "auto"}, {}, "", true});
     bool plain_kept = false;
     for (const char* plain : {"auto_ny", "auto_grid1000", "auto_sparse4096"})
       plain_kept =
           plain_kept || w.sql.find(std::string("graph:") + plain + "'") != std::string::npos;
     for (const Choice& c : w.many ? many : single) {
+      Contender contender{c, {}, "", true};
       if (plain_kept && c.engine == "cch") {
-        all += (all.empty() ? "" : ", ") + c.label() + " not forced (it makes the graph's index)";
-        continue;
+        contender.live = false;
+        contender.why = "not forced (it makes the graph's index)";
+      } else {
+        apply_choice(w, c, timeout_s);
+        if (time_call(w, timeout_s, contender.why) < 0) contender.live = false;
       }
-      std::string c_where, c_why;
-      const double t = measure_choice(w, c, reps, timeout_s, c_where, c_why);
-      all += (all.empty() ? "" : ", ") + c.label() + " ";
-      if (t < 0) {
-        all += c_why;
-        continue;
-      }
-      all += seconds_text(t);
-      if (c.label() == chosen_label) chosen_forced = t;
-      if (best < 0 || t < best) {
-        best = t;
-        best_label = c.label();
+      contenders.push_back(contender);
+    }
+    // Rounds: each live contender in turn, one timed call each, the order rotated every round,
+    // so that whatever drifts over the session (caches, clocks, a kept graph's pages) falls on
+    // every contender alike. A millisecond call is preceded by one untimed call under the same
+    // settings: switching engines costs the first call after it a little (a session's engine
+    // cache), which a user calling the same way twice does not pay.
+    const int rounds = warmup < 0.05 ? std::max(reps, 9) : std::max(reps, 5);
+    for (int round = 0; round < rounds; ++round) {
+      const std::size_t count = contenders.size();
+      for (std::size_t k = 0; k < count; ++k) {
+        Contender& c = contenders[(k + static_cast<std::size_t>(round)) % count];
+        if (!c.live) continue;
+        const double limit = c.choice.device == "auto" ? 600 : timeout_s;
+        apply_choice(w, c.choice, limit);
+        if (warmup < 0.05) time_call(w, limit, c.why);
+        const double t = time_call(w, limit, c.why);
+        if (t < 0) {
+          c.live = false;  // cut or refused in a later round: out, with why
+          continue;
+        }
+        c.runs.push_back(t);
+        if (c.choice.device == "auto") last_run(where, why);
       }
     }
-    // auto again after the forced choices, and its median over both passes: what a session
-    // warmed by its first calls gains (mapped pages, caches) is not counted against auto alone.
-    // Forcing cch on a kept graph gives it a road index (shared, kept): not on the plain kept
-    // graphs, whose workloads are the ones without an index (it is skipped there).
-    double first_pass = auto_s, second_pass = 0;
-    {
-      std::vector<double> both;
-      second_pass = measure_choice(w, {"auto", "auto"}, reps, 600, where, why, nullptr, &both);
-      for (double t : auto_runs) both.push_back(t);
-      auto_s = median(both);
+    execute("SET statement_timeout = 0");
+    const Contender& auto_c = contenders.front();
+    if (auto_c.runs.empty()) {
+      std::printf("| %s | %s | | | | | | | |\n", w.name.c_str(), auto_c.why.c_str());
+      continue;
+    }
+    const double auto_s = median(auto_c.runs);
+    const auto [auto_min, auto_max] = std::minmax_element(auto_c.runs.begin(), auto_c.runs.end());
+    const std::string auto_where = where, auto_reason = why;
+    // auto's choice as a forced label: "CPU, 16 threads, dijkstra" -> "cpu dijkstra".
+    const std::string chosen_label =
+        std::string(auto_where.rfind("CPU", 0) == 0 ? "cpu " : "gpu ") +
+        auto_where.substr(auto_where.rfind(", ") + 2);
+    double best = -1, chosen_forced = -1;
+    std::string best_label, all;
+    for (std::size_t k = 1; k < contenders.size(); ++k) {
+      const Contender& c = contenders[k];
+      all += (all.empty() ? "" : ", ") + c.choice.label() + " ";
+      if (!c.live || c.runs.empty()) {
+        all += c.why;
+        continue;
+      }
+      const double t = median(c.runs);
+      all += seconds_text(t);
+      if (c.choice.label() == chosen_label) chosen_forced = t;
+      if (best < 0 || t < best) {
+        best = t;
+        best_label = c.choice.label();
+      }
     }
     ++rows_run;
     const double ratio = best > 0 ? auto_s / best : 1;
@@ -1038,8 +1072,8 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     char choice_text[32] = "-";
     if (choice_ratio > 0) std::snprintf(choice_text, sizeof choice_text, "%.2f", choice_ratio);
     std::printf("| %s | %s (%s, %s) | %s | %s | %s | %.2f | %s | %s | %s |\n", w.name.c_str(),
-                seconds_text(auto_s).c_str(), seconds_text(first_pass).c_str(),
-                seconds_text(second_pass).c_str(), auto_where.c_str(),
+                seconds_text(auto_s).c_str(), seconds_text(*auto_min).c_str(),
+                seconds_text(*auto_max).c_str(), auto_where.c_str(),
                 best > 0 ? seconds_text(best).c_str() : "-", best_label.c_str(), ratio,
                 within ? "yes" : "**no**", choice_text, all.c_str());
     std::fflush(stdout);
