@@ -935,15 +935,16 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
   };
 
   std::printf(
-      "\nmedians of %d rounds (at least 5; 9 where auto's warm call took under 50 ms, each timed "
-      "call then after an untimed one): one session per workload, warmed by three auto calls; "
+      "\nmedians of %d rounds (%d where auto's warm call took under 50 ms, each timed call then "
+      "after an untimed one): one session per workload, warmed by three auto calls; "
       "each round times auto and every forced choice once, in an order rotated every round; a "
       "choice cut past 1.5x auto's warm call (at least 1 s) or refused is out. auto = "
       "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
       "call's family on %s.\n",
-      reps, gpu ? "the CPU and the GPU" : "the CPU");
+      std::max(reps, 5), std::max(reps, 9), gpu ? "the CPU and the GPU" : "the CPU");
   std::printf(
-      "\n| workload | auto (s) (fastest, slowest round) | auto chose | fastest forced (s) | fastest "
+      "\n| workload | auto (s) (fastest, slowest round) | auto chose | fastest forced (s) | "
+      "fastest "
       "| auto / fastest | "
       "within 10%% | auto's engine forced / fastest | every forced choice (s) "
       "|\n|---|---:|---|---:|---|---:|---|---:|---|\n");

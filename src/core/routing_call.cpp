@@ -532,7 +532,9 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
   work_stage_.store(WorkStage::kSolving, std::memory_order_relaxed);
   const bool by_index = kind_ == CallKind::kPaths && options_.index_paths_hierarchy &&
                         emit_index_path_rows(first, count, batch);
-  if (!by_index) {
+  const bool traced =
+      !by_index && kind_ == CallKind::kPaths && count == 1 && emit_traced_path_rows(first, batch);
+  if (!by_index && !traced) {
     solve_batch(first, count);
     switch (kind_) {
       case CallKind::kSsspOne:
@@ -688,6 +690,45 @@ bool RoutingCall::emit_index_path_rows(std::size_t first, int count, ResultBatch
                                        : forward.heads[static_cast<std::size_t>(arcs[k - 1])];
                        });
     }
+  }
+  return true;
+}
+
+bool RoutingCall::emit_traced_path_rows(std::size_t source_slot, ResultBatch& batch) {
+  auto* service = remote_engine_ ? dynamic_cast<service::ServiceEngine*>(engine_.get()) : nullptr;
+  if (service == nullptr || compact_rows_ || !has_reverse(*graph_)) return false;
+  const VertexIndex source = source_indices_[source_slot];
+  const std::vector<VertexIndex>& targets =
+      targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];
+  std::vector<VertexIndex> distinct = targets;
+  sort_unique(distinct);
+  if (distinct.empty()) return false;
+  service::TracedPaths paths;
+  try {
+    if (!service->solve_paths(source, distinct.data(), static_cast<int>(distinct.size()), paths))
+      return false;  // more path than room: rows, traced here
+  } catch (const RoutingError& error) {
+    // As solve_batch: the service stopped, and device = auto goes on with the CPU engine.
+    if (error.kind() != ErrorKind::kNoDevice || options_.device != DeviceSetting::kAuto) throw;
+    continue_on_cpu(error);
+    return false;
+  }
+  work_stage_.store(WorkStage::kTracing, std::memory_order_relaxed);
+  const std::int64_t source_id = graph_->vertices.id(source);
+  const CsrGraph& reverse = graph_->reverse;
+  std::vector<ArcIndex> arcs;
+  std::size_t traced = 0;
+  for (VertexIndex target : targets) {
+    const std::size_t j = static_cast<std::size_t>(
+        std::lower_bound(distinct.begin(), distinct.end(), target) - distinct.begin());
+    if (target == source || !(paths.distances[j] < kInfinity)) continue;
+    if ((++traced & 255) == 0) check_path_rows(1, batch);
+    const std::int64_t begin = j > 0 ? paths.ends[j - 1] : 0;
+    arcs.assign(paths.arcs.begin() + begin, paths.arcs.begin() + paths.ends[j]);
+    // Arcs of the reversed CSR, as emit_path_rows traces them.
+    append_path_rows(
+        batch, *graph_, source_id, graph_->vertices.id(target), arcs, reverse,
+        [&](std::size_t k) { return reverse.heads[static_cast<std::size_t>(arcs[k])]; });
   }
   return true;
 }

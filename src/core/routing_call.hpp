@@ -189,6 +189,9 @@ class RoutingCall {
   void emit_path_rows(std::size_t first, int count, ResultBatch& batch);
   // Every 256 traced paths: a cancel check, and the rows so far within max_memory.
   void check_path_rows(int count, const ResultBatch& batch);
+  // One source's paths traced by the GPU service (only the paths cross, not the row); false
+  // (nothing emitted) when the engine is not the service's or the paths did not fit.
+  bool emit_traced_path_rows(std::size_t source_slot, ResultBatch& batch);
   // index_paths_hierarchy: the engine's own paths; false (nothing emitted) when it has none.
   bool emit_index_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);

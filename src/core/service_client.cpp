@@ -231,14 +231,30 @@ void ServiceEngine::publish_image() {
 }
 
 void ServiceEngine::solve(const SolveRequest& request) {
-  if (request.source_count <= 0) return;
+  exchange(request, nullptr);
+}
+
+bool ServiceEngine::solve_paths(VertexIndex source, const VertexIndex* targets, int target_count,
+                                TracedPaths& paths) {
+  if (target_count <= 0 || !has_reverse(graph_)) return false;
+  SolveRequest request;
+  request.sources = &source;
+  request.source_count = 1;
+  request.targets = targets;
+  request.target_count = target_count;
+  return exchange(request, &paths);
+}
+
+bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
+  if (request.source_count <= 0) return true;
   client_.enter_solve();
   struct LeaveSolve {
     ServiceClient& client;
     ~LeaveSolve() { client.leave_solve(); }
   } leave{client_};
   if (client_.closing()) throw Cancelled();
-  if (request.compact_targets && (request.targets == nullptr || request.target_count <= 0)) return;
+  if (request.compact_targets && (request.targets == nullptr || request.target_count <= 0))
+    return true;
   options_.cancel.throw_if_requested();
   ControlHeader* header = client_.mutable_header();
   if (header == nullptr || static_cast<ServiceState>(header->state.load()) != ServiceState::kReady)
@@ -252,7 +268,8 @@ void ServiceEngine::solve(const SolveRequest& request) {
   const std::size_t sources = static_cast<std::size_t>(request.source_count);
   const bool with_targets = request.targets != nullptr && request.target_count > 0;
   const std::size_t targets = with_targets ? static_cast<std::size_t>(request.target_count) : 0;
-  const std::size_t row_width = request.compact_targets ? targets : n;
+  // Traced paths come back as the targets' distances (one each) and the paths.
+  const std::size_t row_width = request.compact_targets || paths != nullptr ? targets : n;
   const std::size_t sources_offset = 0;
   const std::size_t targets_offset = align8(sources_offset + sources * sizeof(VertexIndex));
   const std::size_t distances_offset = align8(targets_offset + targets * sizeof(VertexIndex));
@@ -260,7 +277,16 @@ void ServiceEngine::solve(const SolveRequest& request) {
   const std::size_t predecessors_offset = align8(saturating_add(distances_offset, distance_bytes));
   const std::size_t predecessor_bytes =
       request.predecessor_arcs != nullptr ? saturating_multiply(sources * sizeof(ArcIndex), n) : 0;
-  const std::size_t total = saturating_add(predecessors_offset, predecessor_bytes);
+  const std::size_t paths_offset = align8(saturating_add(predecessors_offset, predecessor_bytes));
+  // Room for eight whole-graph paths: every path of up to eight targets fits, and more targets
+  // fit while their paths average under 8n / targets arcs; pages never written cost nothing.
+  const std::size_t path_capacity =
+      paths != nullptr ? saturating_multiply(std::min<std::size_t>(targets, 8), n) : 0;
+  const std::size_t paths_bytes =
+      paths != nullptr ? saturating_add(targets * sizeof(std::int64_t),
+                                        saturating_multiply(path_capacity, sizeof(ArcIndex)))
+                       : 0;
+  const std::size_t total = saturating_add(paths_offset, paths_bytes);
   options_.budget.require(saturating_add(total, 0),
                           "the GPU service's exchange of " + std::to_string(sources) + " rows");
   SharedMapping& io = client_.io_segment(total);
@@ -301,6 +327,7 @@ void ServiceEngine::solve(const SolveRequest& request) {
   if (with_targets) flags |= kFlagTargets;
   if (request.compact_targets) flags |= kFlagCompact;
   if (request.source_count == 1 && !request.compact_targets) flags |= kFlagBatchable;
+  if (paths != nullptr) flags |= kFlagTracePaths;
   flags |= client_.test_fault_flags();
   slot->flags = flags;
   slot->max_memory_bytes = options_.budget.limit_bytes();
@@ -312,6 +339,9 @@ void ServiceEngine::solve(const SolveRequest& request) {
   slot->targets_offset = targets_offset;
   slot->distances_offset = distances_offset;
   slot->predecessors_offset = predecessors_offset;
+  slot->paths_offset = paths_offset;
+  slot->path_capacity = path_capacity;
+  slot->paths_traced = 0;
   slot->error_kind = 0;
   slot->batch_size = 0;
   slot->wait_ms = slot->compute_ms = slot->transfer_ms = 0;
@@ -361,9 +391,32 @@ void ServiceEngine::solve(const SolveRequest& request) {
     throw RoutingError(kind, message.empty() ? "the GPU service failed this call" : message, hint);
   }
   Stopwatch copy;
-  std::memcpy(request.distances, base + distances_offset, distance_bytes);
-  if (request.predecessor_arcs != nullptr)
-    std::memcpy(request.predecessor_arcs, base + predecessors_offset, predecessor_bytes);
+  bool answered = true;
+  if (paths != nullptr) {
+    answered = slot->paths_traced == 1;
+    if (answered) {
+      const auto* distances = reinterpret_cast<const double*>(base + distances_offset);
+      const auto* ends = reinterpret_cast<const std::int64_t*>(base + paths_offset);
+      const auto* arcs =
+          reinterpret_cast<const ArcIndex*>(base + paths_offset + targets * sizeof(std::int64_t));
+      const std::int64_t used = targets > 0 ? ends[targets - 1] : 0;
+      // What the service wrote is checked before it is trusted: ends rise within the room.
+      for (std::size_t j = 0; answered && j < targets; ++j)
+        answered = ends[j] >= (j > 0 ? ends[j - 1] : 0) &&
+                   static_cast<std::size_t>(ends[j]) <= path_capacity;
+      if (answered) {
+        paths->distances.assign(distances, distances + targets);
+        paths->ends.assign(ends, ends + targets);
+        paths->arcs.assign(arcs, arcs + used);
+        const ArcIndex arc_count = graph_.reverse.arc_count();
+        for (ArcIndex arc : paths->arcs) answered = answered && arc >= 0 && arc < arc_count;
+      }
+    }
+  } else {
+    std::memcpy(request.distances, base + distances_offset, distance_bytes);
+    if (request.predecessor_arcs != nullptr)
+      std::memcpy(request.predecessor_arcs, base + predecessors_offset, predecessor_bytes);
+  }
   report_.device_name = std::string(slot->device_name) + ", through the GPU service";
   report_.compute_ms += slot->compute_ms;
   report_.transfer_ms += slot->transfer_ms + copy.elapsed_ms();
@@ -374,6 +427,7 @@ void ServiceEngine::solve(const SolveRequest& request) {
   release_slot(slot);
   client_.set_held_slot(-1);
   if (io.size() > kIoKeepBytes) client_.drop_io_segment();
+  return answered;
 }
 
 const ServiceRequestReport* service_report_of(const ShortestPathEngine& engine) {

@@ -1,13 +1,15 @@
 // A backend's side of the GPU service (service_protocol.hpp): the connection to the control
 // segment, and ServiceEngine, an engine whose solve() is answered by the service. RoutingCall
 // uses it in place of the engine it selected, so batching, path tracing, progress and rows stay
-// where they are; only the distances (and predecessor arcs) come from the service.
+// where they are; only the distances (and predecessor arcs) come from the service, or, for one
+// source's paths, the paths the service traced next to the row (solve_paths).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine.hpp"
 #include "gpu.hpp"
@@ -107,6 +109,13 @@ struct ServiceRequestReport {
   double wait_ms = 0;
 };
 
+// One source's paths to its targets as the service traced them (ServiceEngine::solve_paths).
+struct TracedPaths {
+  std::vector<double> distances;   // per target, kInfinity where unreachable
+  std::vector<std::int64_t> ends;  // target j's arcs are arcs[ends[j - 1] .. ends[j])
+  std::vector<ArcIndex> arcs;      // indices into graph.reverse, each path in path order
+};
+
 class ServiceEngine final : public ShortestPathEngine {
  public:
   ServiceEngine(ServiceClient& client, const EngineInfo& info, const Graph& graph,
@@ -120,11 +129,19 @@ class ServiceEngine final : public ShortestPathEngine {
   // The service makes compact rows from full ones for engines that cannot.
   bool supports_compact_targets() const override { return true; }
   void solve(const SolveRequest& request) override;
+  // The paths from `source` to each of `targets` (distinct), traced by the service next to the
+  // row it computed, by trace_path's rule: only the paths cross to this process, not the row
+  // (2 MB for New York against a few kilobytes). False when they did not fit the room this
+  // request gave them, or the graph has no reversed CSR: solve() the row instead.
+  bool solve_paths(VertexIndex source, const VertexIndex* targets, int target_count,
+                   TracedPaths& paths);
 
   const ServiceRequestReport& service_report() const { return service_report_; }
 
  private:
   void publish_image();
+  // Submits the request and waits for its answer; with `paths`, the traced form (solve_paths).
+  bool exchange(const SolveRequest& request, TracedPaths* paths);
 
   ServiceClient& client_;
   const EngineInfo& info_;

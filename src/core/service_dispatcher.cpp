@@ -6,6 +6,7 @@
 #include <new>
 
 #include "gpu.hpp"
+#include "predecessors.hpp"
 
 namespace gpu_routing::service {
 
@@ -277,6 +278,8 @@ void ServiceDispatcher::collect() {
     job.targets_offset = slot.targets_offset;
     job.distances_offset = slot.distances_offset;
     job.predecessors_offset = slot.predecessors_offset;
+    job.paths_offset = slot.paths_offset;
+    job.path_capacity = slot.path_capacity;
     // Many sources go to every device, a contiguous share each, as the in-backend multi-device
     // engines split them. Not the dense engines: each part would close the whole matrix.
     const EngineInfo* info = find_service_engine(job.engine, mode_);
@@ -507,12 +510,19 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
   const std::size_t n = static_cast<std::size_t>(graph.vertex_count());
   const std::size_t sources = static_cast<std::size_t>(std::max(job.source_count, 0));
   const std::size_t targets = static_cast<std::size_t>(std::max(job.target_count, 0));
-  const std::size_t width = (job.flags & kFlagCompact) ? targets : n;
+  const bool traced = (job.flags & kFlagTracePaths) != 0;
+  const std::size_t width = (job.flags & kFlagCompact) || traced ? targets : n;
   auto ends_inside = [&](std::uint64_t offset, std::size_t bytes) {
     return offset <= io_bytes && bytes <= io_bytes - offset;
   };
   bool ok =
       job.source_count >= 0 && job.target_count >= 0 &&
+      (!traced ||
+       (job.source_count == 1 && (job.flags & kFlagTargets) && !(job.flags & kFlagCompact) &&
+        !(job.flags & kFlagPredecessors) && job.path_capacity <= io_bytes &&
+        ends_inside(job.paths_offset,
+                    saturating_add(targets * sizeof(std::int64_t),
+                                   saturating_multiply(job.path_capacity, sizeof(ArcIndex)))))) &&
       (job.row_count < 0 || (job.first_row >= 0 && job.row_count >= 0 &&
                              job.first_row + job.row_count <= job.source_count)) &&
       ends_inside(job.sources_offset, sources * sizeof(VertexIndex)) &&
@@ -535,6 +545,35 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
                            " vertices) or its "
                            "exchange segment",
                        "Run the call again; if it repeats, report it.");
+}
+
+void ServiceDispatcher::write_traced_paths(const Job& job, char* io, const double* row,
+                                           const Graph& graph) {
+  const std::size_t targets = static_cast<std::size_t>(job.target_count);
+  const VertexIndex source = *reinterpret_cast<const VertexIndex*>(io + job.sources_offset);
+  const auto* target_ids = reinterpret_cast<const VertexIndex*>(io + job.targets_offset);
+  auto* distances = reinterpret_cast<double*>(io + job.distances_offset);
+  auto* ends = reinterpret_cast<std::int64_t*>(io + job.paths_offset);
+  auto* arcs = reinterpret_cast<ArcIndex*>(io + job.paths_offset + targets * sizeof(std::int64_t));
+  // An image without its reversed CSR cannot be traced here: the backend solves the row instead.
+  bool fits = has_reverse(graph);
+  std::uint64_t used = 0;
+  for (std::size_t j = 0; j < targets; ++j) {
+    const VertexIndex target = target_ids[j];
+    distances[j] = row[target];
+    if (fits && target != source && row[target] < kInfinity) {
+      const std::vector<ArcIndex> path = trace_path(graph.reverse, row, source, target);
+      if (path.size() > job.path_capacity - used) {
+        fits = false;  // more path than room: the backend asks for the row instead
+      } else {
+        std::memcpy(arcs + used, path.data(), path.size() * sizeof(ArcIndex));
+        used += path.size();
+      }
+    }
+    ends[j] = static_cast<std::int64_t>(used);
+  }
+  // The slot is this job's until it is answered (a slot abandoned meanwhile is freed only then).
+  header_->slots[job.slot].paths_traced = fits ? 1 : 0;
 }
 
 void ServiceDispatcher::make_room(Worker& worker, std::size_t needed, const CachedEngine* keep) {
@@ -783,6 +822,55 @@ void ServiceDispatcher::run_group(Worker& worker, std::vector<Job>& group) {
   for (const Job& job : group) answer(job, report, ok, kind, message, hint);
 }
 
+// A request (or a split part) alone: the engine writes straight into the backend's segment,
+// this part's rows only.
+void ServiceDispatcher::solve_rows_alone(ShortestPathEngine& engine, const Job& first, char* io,
+                                         std::size_t n) {
+  const bool compact = (first.flags & kFlagCompact) != 0;
+  const bool predecessors = (first.flags & kFlagPredecessors) != 0;
+  const std::size_t row = static_cast<std::size_t>(std::max(first.first_row, 0));
+  const int rows = first.rows();
+  const std::size_t width = compact ? static_cast<std::size_t>(first.target_count) : n;
+  SolveRequest request;
+  request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset) + row;
+  request.source_count = rows;
+  const bool with_targets = (first.flags & kFlagTargets) != 0;
+  if (with_targets) {
+    request.targets = reinterpret_cast<const VertexIndex*>(io + first.targets_offset);
+    request.target_count = first.target_count;
+  }
+  request.distances = reinterpret_cast<double*>(io + first.distances_offset) + row * width;
+  if (predecessors)
+    request.predecessor_arcs =
+        reinterpret_cast<ArcIndex*>(io + first.predecessors_offset) + row * n;
+  if (!compact || engine.supports_compact_targets()) {
+    request.compact_targets = compact;
+    if (rows > 0) engine.solve(request);
+  } else {
+    // Compact rows made here from full ones, a few sources at a time.
+    const std::size_t per_chunk =
+        std::max<std::size_t>(1, kScratchBytes / std::max<std::size_t>(1, n * sizeof(double)));
+    std::vector<double> scratch;
+    const std::size_t targets = static_cast<std::size_t>(first.target_count);
+    for (std::size_t done = 0; done < static_cast<std::size_t>(rows);) {
+      const std::size_t count = std::min(per_chunk, static_cast<std::size_t>(rows) - done);
+      scratch.resize(count * n);
+      SolveRequest part;
+      part.sources = request.sources + done;
+      part.source_count = static_cast<int>(count);
+      part.targets = request.targets;
+      part.target_count = request.target_count;
+      part.distances = scratch.data();
+      engine.solve(part);
+      for (std::size_t r = 0; r < count; ++r)
+        for (std::size_t t = 0; t < targets; ++t)
+          request.distances[(done + r) * targets + t] =
+              scratch[r * n + static_cast<std::size_t>(request.targets[t])];
+      done += count;
+    }
+  }
+}
+
 void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, CachedEngine& cached) {
   ShortestPathEngine& engine = *cached.engine;
   const Graph& graph = cached.graph->graph;
@@ -796,52 +884,25 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
                        "predecessors asked for on a graph image without its reversed CSR");
 
   if (group.size() == 1) {
-    // Alone (or a part of a split request): the engine writes straight into the backend's
-    // segment, this part's rows only.
+    // Alone (or a part of a split request).
     std::shared_ptr<SharedMapping> io_mapping = io_for(first);
     check_job(first, *io_mapping, graph);
     char* io = static_cast<char*>(io_mapping->data());
-    const bool compact = (first.flags & kFlagCompact) != 0;
-    const std::size_t row = static_cast<std::size_t>(std::max(first.first_row, 0));
-    const int rows = first.rows();
-    const std::size_t width = compact ? static_cast<std::size_t>(first.target_count) : n;
-    SolveRequest request;
-    request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset) + row;
-    request.source_count = rows;
-    const bool with_targets = (first.flags & kFlagTargets) != 0;
-    if (with_targets) {
+    if (first.flags & kFlagTracePaths) {
+      // The row stays here: the paths to the targets go back, traced from it.
+      SolveRequest request;
+      request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
+      request.source_count = 1;
       request.targets = reinterpret_cast<const VertexIndex*>(io + first.targets_offset);
       request.target_count = first.target_count;
-    }
-    request.distances = reinterpret_cast<double*>(io + first.distances_offset) + row * width;
-    if (predecessors)
-      request.predecessor_arcs =
-          reinterpret_cast<ArcIndex*>(io + first.predecessors_offset) + row * n;
-    if (!compact || engine.supports_compact_targets()) {
-      request.compact_targets = compact;
-      if (rows > 0) engine.solve(request);
+      auto* distances = static_cast<double*>(worker.scratch_distances.get(n * sizeof(double)));
+      request.distances = distances;
+      engine.solve(request);
+      Stopwatch trace;
+      write_traced_paths(first, io, distances, graph);
+      report.transfer_ms += trace.elapsed_ms();
     } else {
-      // Compact rows made here from full ones, a few sources at a time.
-      const std::size_t per_chunk =
-          std::max<std::size_t>(1, kScratchBytes / std::max<std::size_t>(1, n * sizeof(double)));
-      std::vector<double> scratch;
-      const std::size_t targets = static_cast<std::size_t>(first.target_count);
-      for (std::size_t done = 0; done < static_cast<std::size_t>(rows);) {
-        const std::size_t count = std::min(per_chunk, static_cast<std::size_t>(rows) - done);
-        scratch.resize(count * n);
-        SolveRequest part;
-        part.sources = request.sources + done;
-        part.source_count = static_cast<int>(count);
-        part.targets = request.targets;
-        part.target_count = request.target_count;
-        part.distances = scratch.data();
-        engine.solve(part);
-        for (std::size_t r = 0; r < count; ++r)
-          for (std::size_t t = 0; t < targets; ++t)
-            request.distances[(done + r) * targets + t] =
-                scratch[r * n + static_cast<std::size_t>(request.targets[t])];
-        done += count;
-      }
+      solve_rows_alone(engine, first, io, n);
     }
   } else {
     // Single-source requests sharing one launch: each gets its own row, exactly the row it would
@@ -911,6 +972,10 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     for (std::size_t i = 0; i < group.size(); ++i) {
       char* io = destinations[i];
       if (io == nullptr) continue;
+      if (group[i].flags & kFlagTracePaths) {
+        write_traced_paths(group[i], io, distances + i * n, graph);
+        continue;
+      }
       std::memcpy(io + group[i].distances_offset, distances + i * n, n * sizeof(double));
       if (predecessors)
         std::memcpy(io + group[i].predecessors_offset, arcs + i * n, n * sizeof(ArcIndex));

@@ -69,7 +69,7 @@ class ServiceDispatcher {
     std::string io_segment;
     int source_count = 0, target_count = 0;
     std::uint64_t sources_offset = 0, targets_offset = 0, distances_offset = 0,
-                  predecessors_offset = 0;
+                  predecessors_offset = 0, paths_offset = 0, path_capacity = 0;
     // A part of a request split over the workers: rows [first_row, first_row + row_count) of
     // it (row_count -1: the whole request); the request is answered when every part is.
     int first_row = 0, row_count = -1;
@@ -172,12 +172,16 @@ class ServiceDispatcher {
   static bool holds(const Worker& worker, const Job& job);  // under mutex_
   void run_group(Worker& worker, std::vector<Job>& group);
   void solve_group(Worker& worker, std::vector<Job>& group, CachedEngine& cached);
+  void solve_rows_alone(ShortestPathEngine& engine, const Job& job, char* io, std::size_t n);
   CachedEngine& engine_for(Worker& worker, const Job& job, std::size_t sources);
   std::shared_ptr<CachedGraph> graph_for(const std::string& segment);  // under mutex_
   std::shared_ptr<SharedMapping> io_for(const Job& job);               // takes mutex_
   // Throws unless the job's arrays lie inside its I/O segment and its vertices inside `graph`:
   // a request names segments and offsets, and nothing else guarantees they agree.
   void check_job(const Job& job, const SharedMapping& io, const Graph& graph) const;
+  // kFlagTracePaths: the job's targets' distances and the paths to them, traced from `row` (its
+  // source's whole row) into its I/O segment `io`; the slot says whether they fit.
+  void write_traced_paths(const Job& job, char* io, const double* row, const Graph& graph);
   void make_room(Worker& worker, std::size_t needed, const CachedEngine* keep);
   // Takes the worker's engines that `which` picks out of its list (under mutex_, then the
   // graphs are published) and frees them with its GPU's lock held exclusively.

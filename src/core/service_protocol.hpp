@@ -36,9 +36,9 @@ namespace gpu_routing::service {
 
 constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
 // 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load).
-constexpr std::uint32_t kLayoutVersion = 3;
+constexpr std::uint32_t kLayoutVersion = 4;
 constexpr int kSlotCount = 256;
-constexpr int kMaxDevices = 32;  // worker entries: GPUs x lanes
+constexpr int kMaxDevices = 32;   // worker entries: GPUs x lanes
 constexpr int kDefaultLanes = 2;  // gpu_routing.service_lanes = 0
 constexpr int kMaxListedGraphs = 64;
 constexpr std::size_t kNameBytes = 96;
@@ -135,6 +135,10 @@ struct RequestSlot {
   std::uint64_t distances_offset;  // source_count rows of row_width doubles
   std::uint64_t
       predecessors_offset;  // source_count rows of vertex_count ArcIndex (kFlagPredecessors)
+  // kFlagTracePaths: target_count path ends (int64, arcs of target j end at ends[j]), then room
+  // for path_capacity ArcIndex (indices into the graph's reversed CSR, each path in path order).
+  std::uint64_t paths_offset;
+  std::uint64_t path_capacity;
 
   // The answer.
   std::int32_t error_kind;  // ErrorKind, when failed
@@ -142,6 +146,8 @@ struct RequestSlot {
   double wait_ms;           // from submission until its launch began
   double compute_ms, transfer_ms;
   std::int64_t rounds;
+  std::int32_t paths_traced;  // kFlagTracePaths: 1 = the paths are written, 0 = they did not fit
+  std::int32_t reserved1;
   char device_name[128];
   char message[512];
   char hint[256];
@@ -152,6 +158,10 @@ constexpr std::uint32_t kFlagPredecessors = 1u << 0;  // fill predecessor arcs
 constexpr std::uint32_t kFlagTargets = 1u << 1;       // targets given (early-exit hint)
 constexpr std::uint32_t kFlagCompact = 1u << 2;       // compact rows (one column per target)
 constexpr std::uint32_t kFlagBatchable = 1u << 3;     // one source: may share a launch
+// One source and its targets: the service traces the paths to them next to the row it computed
+// (trace_path's rule) and sends back the targets' distances (one per target, as compact rows)
+// and the paths, not the row: a New York row is 2 MB, a path a few kilobytes.
+constexpr std::uint32_t kFlagTracePaths = 1u << 4;
 // Test hooks (gpu_routing.test_fault, superusers): the service fails the request as a CUDA error
 // that poisons the context would (and restarts), or as device memory running out would.
 constexpr std::uint32_t kFlagFaultDevice = 1u << 8;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -364,7 +365,7 @@ TEST_F(ServiceTest, ConcurrentClientsShareLaunchesAndEachGetsItsOwnRow) {
   const SharedMapping image = publish_image(graph, 1);
 
   constexpr int kThreads = 16;
-  constexpr int kRequests = 9;
+  constexpr int kRequests = 12;
   auto source_of = [&](int thread, int request) {
     return static_cast<VertexIndex>((thread * 131 + request * 17) % n);
   };
@@ -389,15 +390,39 @@ TEST_F(ServiceTest, ConcurrentClientsShareLaunchesAndEachGetsItsOwnRow) {
                                    image.name());
       while (!go.load()) std::this_thread::yield();
       for (int r = 0; r < kRequests; ++r) {
-        // Rounds of three kinds (the threads go in step, so each launch holds one kind): with
-        // predecessor arcs (which share launches only among themselves), plain rows, and rows
-        // with targets (one-to-one paths: the launch stops early on the union of the targets).
+        // Rounds of four kinds (the threads go in step, so each launch mostly holds one kind):
+        // with predecessor arcs (which share launches only among themselves), plain rows, rows
+        // with targets (one-to-one paths: the launch stops early on the union of the targets),
+        // and paths traced by the service (the same launch, only the paths sent back).
         const VertexIndex source = source_of(t, r);
         Query query;
         query.sources = std::vector<VertexIndex>{source};
-        query.predecessors = r % 3 == 0;
-        if (r % 3 == 2) query.targets = {target_of(t), target_of(t + 5)};
+        query.predecessors = r % 4 == 0;
+        if (r % 4 >= 2) query.targets = {target_of(t), target_of(t + 5)};
         try {
+          if (r % 4 == 3) {
+            std::vector<VertexIndex> targets = query.targets;
+            std::sort(targets.begin(), targets.end());
+            targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+            service::TracedPaths paths;
+            auto& remote = dynamic_cast<ServiceEngine&>(*engine);
+            if (!remote.solve_paths(source, targets.data(), static_cast<int>(targets.size()),
+                                    paths)) {
+              ++wrong;
+              continue;
+            }
+            const Rows& want = expected.at(source);
+            for (std::size_t j = 0; j < targets.size(); ++j) {
+              const std::size_t at = static_cast<std::size_t>(targets[j]);
+              const std::vector<ArcIndex> path(paths.arcs.begin() + (j > 0 ? paths.ends[j - 1] : 0),
+                                               paths.arcs.begin() + paths.ends[j]);
+              if (paths.distances[j] != want.distances[at] ||
+                  path !=
+                      path_from_predecessors(graph.reverse, want.arcs.data(), source, targets[j]))
+                ++wrong;
+            }
+            continue;
+          }
           const Rows got = solve_with(*engine, query);
           const Rows& want = expected.at(source);
           if (query.targets.empty()) {
@@ -433,6 +458,92 @@ TEST_F(ServiceTest, ConcurrentClientsShareLaunchesAndEachGetsItsOwnRow) {
   EXPECT_GT(largest_batch.load(), 1);
   EXPECT_EQ(header_->requests.load(), static_cast<std::uint64_t>(kThreads * kRequests));
   EXPECT_LT(header_->batches.load(), header_->requests.load());
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+// --- 3b. Paths traced by the service ------------------------------------------------------------
+
+// The paths of TracedPaths for target j.
+std::vector<ArcIndex> path_of(const service::TracedPaths& paths, std::size_t j) {
+  return std::vector<ArcIndex>(paths.arcs.begin() + (j > 0 ? paths.ends[j - 1] : 0),
+                               paths.arcs.begin() + paths.ends[j]);
+}
+
+TEST_F(ServiceTest, PathsTracedByTheServiceAreThePathsOfTheRow) {
+  start_dispatcher();
+  auto client = connect_client();
+  int checked = 0;
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 30 + static_cast<int>(seed * 71 % 500);
+    spec.edges = spec.vertices * static_cast<int>(1 + seed % 4);
+    spec.zero_weights = seed % 3 == 0;
+    spec.max_weight = seed % 3 == 0 ? 3 : 100;  // many ties: the rule decides the path
+    spec.parallel_edges = true;
+    spec.components = 1 + static_cast<int>(seed % 3);  // unreachable targets
+    const Graph graph = make_graph(spec, seed + 300, seed % 2 == 0);
+    const VertexIndex n = graph.vertex_count();
+    if (n < 4) continue;
+    auto engine = service_engine(*client, graph);
+    auto& remote = dynamic_cast<ServiceEngine&>(*engine);
+    for (VertexIndex source : {VertexIndex{0}, n / 2, n - 1}) {
+      // The source itself among the targets: its path is empty, its distance 0.
+      std::vector<VertexIndex> targets = {0, n / 3, n / 2, n - 2, n - 1};
+      std::sort(targets.begin(), targets.end());
+      targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+      service::TracedPaths paths;
+      ASSERT_TRUE(
+          remote.solve_paths(source, targets.data(), static_cast<int>(targets.size()), paths));
+      ASSERT_EQ(paths.distances.size(), targets.size());
+      ASSERT_EQ(paths.ends.size(), targets.size());
+      const Rows want = solve_locally(graph, {source}, true);
+      for (std::size_t j = 0; j < targets.size(); ++j) {
+        const std::size_t at = static_cast<std::size_t>(targets[j]);
+        ASSERT_EQ(paths.distances[j], want.distances[at]) << testing::describe(spec, seed);
+        ASSERT_EQ(path_of(paths, j),
+                  path_from_predecessors(graph.reverse, want.arcs.data(), source, targets[j]))
+            << testing::describe(spec, seed) << " source " << source << " target " << targets[j];
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
+TEST_F(ServiceTest, PathsLongerThanTheirRoomAreRefusedForRowsAndTheNextRequestIsServed) {
+  start_dispatcher();
+  auto client = connect_client();
+  // A chain 0 -> 1 -> ... -> n-1: every path from 0 is as long as its target's index, so ten
+  // targets near the end need about ten times n arcs, more than the room for eight.
+  constexpr int kVertices = 400;
+  EdgeTable table;
+  for (int v = 0; v + 1 < kVertices; ++v) table.add(v, v + 1, 1.0);  // ids are indices (sorted)
+  Graph graph = build_graph(table.view(), true);
+  ensure_reverse(graph);
+  auto engine = service_engine(*client, graph);
+  auto& remote = dynamic_cast<ServiceEngine&>(*engine);
+  std::vector<VertexIndex> far;
+  for (VertexIndex t = kVertices - 10; t < kVertices; ++t) far.push_back(t);
+  service::TracedPaths paths;
+  EXPECT_FALSE(remote.solve_paths(0, far.data(), static_cast<int>(far.size()), paths));
+  EXPECT_EQ(header_->failed_requests.load(), 0u);  // not a failure: the caller asks for rows
+  // Eight of them fit.
+  ASSERT_TRUE(remote.solve_paths(0, far.data(), 8, paths));
+  for (std::size_t j = 0; j < 8; ++j) {
+    const std::vector<ArcIndex> path = path_of(paths, j);
+    ASSERT_EQ(path.size(), static_cast<std::size_t>(far[j]));
+    EXPECT_EQ(paths.distances[j], static_cast<double>(far[j]));
+    // Arcs of the reversed CSR in path order: the first leaves the source.
+    EXPECT_EQ(graph.reverse.heads[static_cast<std::size_t>(path.front())], 0);
+  }
+  // A graph without its reversed CSR is not traced (rows instead), and nothing is sent.
+  Graph plain = build_graph(table.view(), true);
+  auto plain_engine = service_engine(*client, plain);
+  const std::uint64_t requests = header_->requests.load();
+  EXPECT_FALSE(dynamic_cast<ServiceEngine&>(*plain_engine).solve_paths(0, far.data(), 1, paths));
+  EXPECT_EQ(header_->requests.load(), requests);
   EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
 }
 
