@@ -307,13 +307,14 @@ void check_result_context(FunctionCallInfo fcinfo) {
                     errmsg("materialize mode required, but it is not allowed in this context")));
 }
 
-ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes) {
-  check_result_context(fcinfo);
-  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-  MemoryContext arena = row_arena(fcinfo);
-  MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+MemoryContext create_result_arena(MemoryContext parent) {
+  return create_row_arena(parent);
+}
+
+ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool random_access,
+                               std::size_t rows_in_memory_bytes) {
   ResultStore* result = static_cast<ResultStore*>(palloc0(sizeof(ResultStore)));
-  result->desc = CreateTupleDescCopy(rsinfo->expectedDesc);
+  result->desc = CreateTupleDescCopy(expected);
   TupleDesc desc = result->desc;
 
   // The fast path needs every column fixed-width and by value; the offsets are those
@@ -350,9 +351,20 @@ ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_mem
   // this much memory.
   const int rows_in_memory_kb = static_cast<int>(
       std::max<std::size_t>(64, std::min<std::size_t>(rows_in_memory_bytes / 1024, INT_MAX)));
-  MemoryContextSwitchTo(arena);
-  result->store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
-                                        false, rows_in_memory_kb);
+  MemoryContext old = MemoryContextSwitchTo(arena);
+  result->store = tuplestore_begin_heap(random_access, false, rows_in_memory_kb);
+  MemoryContextSwitchTo(old);
+  return result;
+}
+
+ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes) {
+  check_result_context(fcinfo);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  MemoryContext arena = row_arena(fcinfo);
+  MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+  ResultStore* result = make_result_store(rsinfo->expectedDesc, arena,
+                                          (rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+                                          rows_in_memory_bytes);
   MemoryContextSwitchTo(old);
   rsinfo->returnMode = SFRM_Materialize;
   rsinfo->setResult = result->store;

@@ -40,6 +40,13 @@ void check_result_context(FunctionCallInfo fcinfo);
 // then go to a temporary file.
 ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes);
 
+// The same store outside a call (gpu_routing_calibrate() times writing rows as calls write
+// them): tuples in `arena` (from create_result_arena, deleted by the caller after
+// tuplestore_end), the ResultStore itself in the current memory context.
+MemoryContext create_result_arena(MemoryContext parent);
+ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool random_access,
+                               std::size_t rows_in_memory_bytes);
+
 // Appends one row: values and nulls hold one entry per column.
 inline void put_result_row(ResultStore* result, const Datum* values, const bool* nulls) {
   if (result->fixed_layout) {
