@@ -18,9 +18,6 @@ constexpr std::size_t kMaxBatch = 1024;      // single-source requests in one la
 constexpr std::size_t kMaxIoMappings = 512;  // backends' I/O segments kept mapped
 // Scratch rows when the service makes compact rows itself: at most this many bytes at once.
 constexpr std::size_t kScratchBytes = std::size_t{256} << 20;
-// A device lost to a CUDA error comes back when the process is replaced; the service replaces
-// itself once it has had nothing to do for this long (no request is in flight then).
-constexpr std::int64_t kRecoverAfterIdleNs = 10LL * 1000000000LL;
 
 bool is_device_fault(const RoutingError& error) {
   return error.kind() == ErrorKind::kInternal &&
@@ -216,7 +213,9 @@ int ServiceDispatcher::run(const std::atomic<bool>& stop, bool (*keep_going)()) 
         idle_since_ns_ = 0;
       else if (idle_since_ns_ == 0)
         idle_since_ns_ = now;
-      if (lost_device_ && idle && now - idle_since_ns_ > kRecoverAfterIdleNs) {
+      // A device lost to a CUDA error comes back when the process is replaced: once the service
+      // has had nothing to do for a while (no request is in flight then).
+      if (lost_device_ && idle && now - idle_since_ns_ > recover_after_idle_ns_.load()) {
         std::fprintf(stderr,
                      "gpu_routing service: idle with a device out of service: restarting to "
                      "take it back\n");

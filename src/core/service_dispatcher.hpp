@@ -49,6 +49,10 @@ class ServiceDispatcher {
   // a fresh one.
   int run(const std::atomic<bool>& stop, bool (*keep_going)() = nullptr);
 
+  // How long the service idles with a device out of service before it ends itself (exit 3) so
+  // that a fresh process takes the device back: 10 s; tests shorten it.
+  void set_recover_after_idle_ns(std::int64_t ns) { recover_after_idle_ns_.store(ns); }
+
   // Bytes the cached engines hold (their estimates), over every device, for tests.
   std::size_t device_bytes_in_use() const;
   std::size_t cached_engines() const;
@@ -218,6 +222,7 @@ class ServiceDispatcher {
   std::int64_t last_sweep_ns_ = 0;
   std::int64_t clock_ = 0;  // use counter for the I/O mappings
   std::int64_t idle_since_ns_ = 0;
+  std::atomic<std::int64_t> recover_after_idle_ns_{10LL * 1000000000LL};
   bool exiting_ = false;      // run() is ending: the workers stop
   bool fault_exit_ = false;   // every device failed: the process ends
   bool lost_device_ = false;  // a device failed while serving (a restart takes it back)

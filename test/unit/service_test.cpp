@@ -1158,6 +1158,43 @@ TEST_F(ServiceTest, ADeviceFaultTakesTheDeviceOutAndTheRequestRunsOnAnother) {
   EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
 }
 
+TEST_F(ServiceTest, AServiceIdleWithADeviceOutEndsItselfSoThatAFreshOneTakesItBack) {
+  start_dispatcher(kRoomyBudget, 2);
+  dispatcher_->set_recover_after_idle_ns(1'000'000'000);  // 10 s in the service
+  auto client = connect_client();
+  RandomGraphSpec spec;
+  const Graph graph = make_graph(spec, 84, true);
+  auto engine = service_engine(*client, graph);
+  Query query;
+  query.sources = std::vector<VertexIndex>{4};
+  const Rows want = solve_locally(graph, {4}, false);
+  client->set_test_fault_flags(service::kFlagFaultDevice);
+  ASSERT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  client->set_test_fault_flags(0);
+  const int failed = device_state(0) == service::WorkerState::kFailed ? 0 : 1;
+  ASSERT_EQ(device_state(failed), service::WorkerState::kFailed);
+  // While requests keep coming (gaps far below the idle time) it serves on the device left.
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(
+        testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+    EXPECT_EQ(exit_code_.load(), -1) << "request " << i;
+  }
+  // Idle: it ends for a fresh process (exit 3), failing nothing.
+  EXPECT_TRUE(eventually([&] { return exit_code_.load() != -1; }));
+  EXPECT_EQ(exit_code_.load(), service::kExitDeviceFault);
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
+  restart_dispatcher();  // what the supervisor does: both devices serve again
+  EXPECT_NE(device_state(0), service::WorkerState::kFailed);
+  EXPECT_NE(device_state(1), service::WorkerState::kFailed);
+  Query many;
+  many.sources = {1, 2, 3};
+  EXPECT_TRUE(testing::same_distances(solve_with(*engine, many).distances.data(),
+                                      solve_locally(graph, {1, 2, 3}, false).distances));
+  EXPECT_NE(engine->report().notes.find("rows split over 2 service workers"), std::string::npos);
+  EXPECT_TRUE(eventually([&] { return all_slots_free(); }));
+}
+
 // --- 8. Dead owners ---------------------------------------------------------------------------
 
 TEST_F(ServiceTest, SlotsOfADeadBackendAreReclaimed) {
