@@ -935,8 +935,8 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
   };
 
   std::printf(
-      "\nmedians of %d rounds (%d where auto's warm call took under 50 ms, each timed call then "
-      "after an untimed one): one session per workload, warmed by three auto calls; "
+      "\nmedians of %d rounds (%d where auto's warm call took under 50 ms; under 0.2 s each timed "
+      "call follows an untimed one): one session per workload, warmed by three auto calls; "
       "each round times auto and every forced choice once, in an order rotated every round; a "
       "choice cut past 1.5x auto's warm call (at least 1 s) or refused is out. auto = "
       "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
@@ -1009,10 +1009,11 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     }
     // Rounds: each live contender in turn, one timed call each, the order rotated every round,
     // so that whatever drifts over the session (caches, clocks, a kept graph's pages) falls on
-    // every contender alike. A millisecond call is preceded by one untimed call under the same
-    // settings: switching engines costs the first call after it a little (a session's engine
-    // cache), which a user calling the same way twice does not pay.
+    // every contender alike. A call under 0.2 s is preceded by one untimed call under the same
+    // settings: switching engines costs the first call after it up to ~10 ms (a session's kept
+    // engine is made again), which a user calling the same way twice does not pay.
     const int rounds = warmup < 0.05 ? std::max(reps, 9) : std::max(reps, 5);
+    const bool untimed_first = warmup < 0.2;
     for (int round = 0; round < rounds; ++round) {
       const std::size_t count = contenders.size();
       for (std::size_t k = 0; k < count; ++k) {
@@ -1020,7 +1021,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
         if (!c.live) continue;
         const double limit = c.choice.device == "auto" ? 600 : timeout_s;
         apply_choice(w, c.choice, limit);
-        if (warmup < 0.05) time_call(w, limit, c.why);
+        if (untimed_first) time_call(w, limit, c.why);
         const double t = time_call(w, limit, c.why);
         if (t < 0) {
           c.live = false;  // cut or refused in a later round: out, with why
