@@ -19,6 +19,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_dijkstra_far_factor", s.cpu_dijkstra_far_factor);
   fn("cpu_parallel_efficiency", s.cpu_parallel_efficiency);
   fn("cpu_fw_ns", s.cpu_fw_ns);
+  fn("cpu_fw_large_ns", s.cpu_fw_large_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
   fn("cpu_cch_query_us", s.cpu_cch_query_us);
   fn("cpu_cch_query_vertices", s.cpu_cch_query_vertices);
@@ -64,6 +65,13 @@ double with_rows(double compute_ms, double emit_ms, double batches) {
   if (batches <= 1) return compute_ms + emit_ms;
   const double overlap = std::min(compute_ms, emit_ms) * (batches - 1) / batches;
   return compute_ms + emit_ms - overlap;
+}
+
+// Floyd-Warshall's time per V^3 on the CPU for V vertices: measured on 1024 and 2048, the
+// line between them in log2(V), flat beyond.
+double cpu_fw_ns_for(const MachineSpeeds& s, double vertices) {
+  const double position = std::clamp(std::log2(std::max(1.0, vertices)) - 10.0, 0.0, 1.0);
+  return s.cpu_fw_ns + (s.cpu_fw_large_ns - s.cpu_fw_ns) * position;
 }
 
 double batches_of(std::int64_t sources, double batch) {
@@ -201,7 +209,7 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       compute = (S * per_source * 1e-6 + predecessor_ms) / speedup;
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;
-      compute = V * V * V * s.cpu_fw_ns * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
+      compute = V * V * V * cpu_fw_ns_for(s, V) * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
       return compute + emit_ms;  // the whole matrix first, then its rows
     } else {                     // cch
       // auto makes no index for a kept graph (gpu_graph_index or naming cch does, shared), nor

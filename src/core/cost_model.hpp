@@ -35,8 +35,11 @@ struct MachineSpeeds {
   // Many sources on every thread: the speed-up over one thread per thread used (0.8 on 16
   // hyperthreads of the H100 host: 12.8x).
   double cpu_parallel_efficiency = 0.8;
-  // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up).
+  // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up), on a matrix of
+  // 1024 vertices (8 MB) and of 2048 (32 MB): past the caches it grows (1.35x from 1024 to 2000
+  // vertices on the development machine); between the two it follows log2(V).
   double cpu_fw_ns = 0.3;
+  double cpu_fw_large_ns = 0.4;
   // Road index on the CPU, one thread: one PHAST sweep per hierarchy arc, and one upward search
   // (a bucket or point query) per source or target.
   double cpu_cch_sweep_ns = 4;

@@ -159,10 +159,11 @@ TEST(Calibration, MeasuresTheCpu) {
   EXPECT_GT(result.speeds.cpu_dijkstra_arc_ns, 0);
   EXPECT_GE(result.speeds.cpu_dijkstra_far_factor, 1);
   EXPECT_GT(result.speeds.cpu_fw_ns, 0);
+  EXPECT_GE(result.speeds.cpu_fw_large_ns, result.speeds.cpu_fw_ns);
   EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
   for (const char* name : {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_fw_ns",
-                           "cpu_cch_sweep_ns", "cpu_cch_query_us"})
+                           "cpu_fw_large_ns", "cpu_cch_sweep_ns", "cpu_cch_query_us"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
         << name;
