@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cch.hpp"
+#include "compact_rows.hpp"
 #include "parallel.hpp"
 #include "predecessors.hpp"
 
@@ -390,27 +391,7 @@ void RoutingCall::solve_locally(const SolveRequest& request) {
   }
   // Compact rows were planned for the service's engine: the CPU engine fills whole rows, a few
   // sources at a time, and the targets' columns are taken from them.
-  const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
-  const std::size_t targets = static_cast<std::size_t>(request.target_count);
-  const std::size_t per_chunk = std::max<std::size_t>(
-      1, (std::size_t{64} << 20) / std::max<std::size_t>(1, n * sizeof(double)));
-  for (std::size_t done = 0; done < static_cast<std::size_t>(request.source_count);) {
-    const std::size_t count =
-        std::min(per_chunk, static_cast<std::size_t>(request.source_count) - done);
-    full_rows_.resize(count * n);
-    SolveRequest part;
-    part.sources = request.sources + done;
-    part.source_count = static_cast<int>(count);
-    part.targets = request.targets;
-    part.target_count = request.target_count;
-    part.distances = full_rows_.data();
-    engine_->solve(part);
-    for (std::size_t r = 0; r < count; ++r)
-      for (std::size_t t = 0; t < targets; ++t)
-        request.distances[(done + r) * targets + t] =
-            full_rows_[r * n + static_cast<std::size_t>(request.targets[t])];
-    done += count;
-  }
+  solve_compact_from_whole_rows(*engine_, request, full_rows_, std::size_t{64} << 20);
 }
 
 void RoutingCall::continue_on_cpu(const RoutingError& why) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "compact_rows.hpp"
 #include "gpu.hpp"
 #include "predecessors.hpp"
 
@@ -847,26 +848,8 @@ void ServiceDispatcher::solve_rows_alone(ShortestPathEngine& engine, const Job& 
     if (rows > 0) engine.solve(request);
   } else {
     // Compact rows made here from full ones, a few sources at a time.
-    const std::size_t per_chunk =
-        std::max<std::size_t>(1, kScratchBytes / std::max<std::size_t>(1, n * sizeof(double)));
     std::vector<double> scratch;
-    const std::size_t targets = static_cast<std::size_t>(first.target_count);
-    for (std::size_t done = 0; done < static_cast<std::size_t>(rows);) {
-      const std::size_t count = std::min(per_chunk, static_cast<std::size_t>(rows) - done);
-      scratch.resize(count * n);
-      SolveRequest part;
-      part.sources = request.sources + done;
-      part.source_count = static_cast<int>(count);
-      part.targets = request.targets;
-      part.target_count = request.target_count;
-      part.distances = scratch.data();
-      engine.solve(part);
-      for (std::size_t r = 0; r < count; ++r)
-        for (std::size_t t = 0; t < targets; ++t)
-          request.distances[(done + r) * targets + t] =
-              scratch[r * n + static_cast<std::size_t>(request.targets[t])];
-      done += count;
-    }
+    solve_compact_from_whole_rows(engine, request, scratch, kScratchBytes);
   }
 }
 

@@ -55,6 +55,21 @@ Graph make_graph(const RandomGraphSpec& spec, unsigned seed, bool directed) {
   return graph;
 }
 
+// Graphs of many kinds by seed: sizes, densities, zero weights and few distinct weights (many
+// ties, where the predecessor rule decides), parallel arcs, up to three components (unreachable
+// vertices), now and then real-valued weights.
+RandomGraphSpec varied_spec(unsigned seed) {
+  RandomGraphSpec spec;
+  spec.vertices = 20 + static_cast<int>(seed * 53 % 400);
+  spec.edges = spec.vertices * static_cast<int>(1 + seed % 4);
+  spec.zero_weights = seed % 3 == 0;
+  spec.max_weight = seed % 3 == 0 ? 3 : 100;
+  spec.parallel_edges = true;
+  spec.components = 1 + static_cast<int>(seed % 3);
+  spec.integer_weights = seed % 8 != 7;  // the same engine on the same image: exact anyway
+  return spec;
+}
+
 // Rows for some sources: distances, and predecessor arcs when asked.
 struct Rows {
   std::vector<double> distances;
@@ -238,6 +253,24 @@ class ServiceTest : public ::testing::Test {
     return mapping;
   }
 
+  // With two devices serving: an injected device fault on `query`'s first run. The device that
+  // ran it leaves the service with the CUDA error, the request runs again on the other and is
+  // answered (`want`), and the service goes on. The failed device's index, or -1 when none
+  // failed (each check reported on its own).
+  int fault_one_device(ServiceClient& client, ShortestPathEngine& engine, const Query& query,
+                       const Rows& want) {
+    client.set_test_fault_flags(service::kFlagFaultDevice);
+    const Rows got = solve_with(engine, query);
+    EXPECT_TRUE(testing::same_distances(got.distances.data(), want.distances));
+    const int failed = device_state(0) == service::WorkerState::kFailed ? 0 : 1;
+    EXPECT_EQ(device_state(failed), service::WorkerState::kFailed);
+    EXPECT_NE(device_state(1 - failed), service::WorkerState::kFailed);
+    EXPECT_NE(std::string(header_->devices[failed].failure).find("CUDA error"), std::string::npos)
+        << header_->devices[failed].failure;
+    EXPECT_EQ(exit_code_.load(), -1);
+    return device_state(failed) == service::WorkerState::kFailed ? failed : -1;
+  }
+
   long postmaster_pid_ = 0;
   long next_backend_pid_ = 1000;
   SharedMapping control_;
@@ -255,14 +288,7 @@ TEST_F(ServiceTest, OneSourceMatchesTheCpuEngineOnRandomGraphs) {
   auto client = connect_client();
   int checked = 0;
   for (unsigned seed = 1; seed <= 24; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 20 + static_cast<int>(seed * 53 % 400);
-    spec.edges = spec.vertices * static_cast<int>(1 + seed % 4);
-    spec.zero_weights = seed % 3 == 0;
-    spec.max_weight = seed % 3 == 0 ? 3 : 100;  // few distinct weights: many ties
-    spec.parallel_edges = true;
-    spec.components = 1 + static_cast<int>(seed % 3);
-    spec.integer_weights = seed % 8 != 7;  // the same engine on the same image: exact anyway
+    const RandomGraphSpec spec = varied_spec(seed);
     const bool directed = seed % 2 == 0;
     const Graph graph = make_graph(spec, seed, directed);
     if (graph.vertex_count() == 0) continue;
@@ -474,13 +500,7 @@ TEST_F(ServiceTest, PathsTracedByTheServiceAreThePathsOfTheRow) {
   auto client = connect_client();
   int checked = 0;
   for (unsigned seed = 1; seed <= 12; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 30 + static_cast<int>(seed * 71 % 500);
-    spec.edges = spec.vertices * static_cast<int>(1 + seed % 4);
-    spec.zero_weights = seed % 3 == 0;
-    spec.max_weight = seed % 3 == 0 ? 3 : 100;  // many ties: the rule decides the path
-    spec.parallel_edges = true;
-    spec.components = 1 + static_cast<int>(seed % 3);  // unreachable targets
+    const RandomGraphSpec spec = varied_spec(seed + 24);  // other graphs than the one-source test's
     const Graph graph = make_graph(spec, seed + 300, seed % 2 == 0);
     const VertexIndex n = graph.vertex_count();
     if (n < 4) continue;
@@ -1122,15 +1142,8 @@ TEST_F(ServiceTest, ADeviceFaultTakesTheDeviceOutAndTheRequestRunsOnAnother) {
   Query query;
   query.sources = std::vector<VertexIndex>{4};
   const Rows want = solve_locally(graph, {4}, false);
-  client->set_test_fault_flags(service::kFlagFaultDevice);
-  // The first device that runs it fails; the request runs again on the other and succeeds.
-  ASSERT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
-  const int failed = device_state(0) == service::WorkerState::kFailed ? 0 : 1;
-  EXPECT_EQ(device_state(failed), service::WorkerState::kFailed);
-  EXPECT_NE(device_state(1 - failed), service::WorkerState::kFailed);
-  EXPECT_NE(std::string(header_->devices[failed].failure).find("CUDA error"), std::string::npos)
-      << header_->devices[failed].failure;
-  EXPECT_EQ(exit_code_.load(), -1);  // the service goes on with the other device
+  const int failed = fault_one_device(*client, *engine, query, want);
+  ASSERT_GE(failed, 0);
   EXPECT_EQ(header_->failed_requests.load(), 0u);
   // Later requests, many sources included, run on the device left (no split over one device).
   client->set_test_fault_flags(0);
@@ -1168,11 +1181,8 @@ TEST_F(ServiceTest, AServiceIdleWithADeviceOutEndsItselfSoThatAFreshOneTakesItBa
   Query query;
   query.sources = std::vector<VertexIndex>{4};
   const Rows want = solve_locally(graph, {4}, false);
-  client->set_test_fault_flags(service::kFlagFaultDevice);
-  ASSERT_TRUE(testing::same_distances(solve_with(*engine, query).distances.data(), want.distances));
+  ASSERT_GE(fault_one_device(*client, *engine, query, want), 0);
   client->set_test_fault_flags(0);
-  const int failed = device_state(0) == service::WorkerState::kFailed ? 0 : 1;
-  ASSERT_EQ(device_state(failed), service::WorkerState::kFailed);
   // While requests keep coming (gaps far below the idle time) it serves on the device left.
   for (int i = 0; i < 6; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
