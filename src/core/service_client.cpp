@@ -278,10 +278,12 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   const std::size_t predecessor_bytes =
       request.predecessor_arcs != nullptr ? saturating_multiply(sources * sizeof(ArcIndex), n) : 0;
   const std::size_t paths_offset = align8(saturating_add(predecessors_offset, predecessor_bytes));
-  // Room for eight whole-graph paths: every path of up to eight targets fits, and more targets
-  // fit while their paths average under 8n / targets arcs; pages never written cost nothing.
+  // Room for two whole-graph paths, the bytes of the row it replaces (so gpu_routing.max_memory
+  // allows what it allowed the row): the paths of one or two targets always fit, more while they
+  // average under 2n / targets arcs (New York: about 750 paths of a typical 700 arcs). Pages
+  // never written cost nothing.
   const std::size_t path_capacity =
-      paths != nullptr ? saturating_multiply(std::min<std::size_t>(targets, 8), n) : 0;
+      paths != nullptr ? saturating_multiply(std::min<std::size_t>(targets, 2), n) : 0;
   const std::size_t paths_bytes =
       paths != nullptr ? saturating_add(targets * sizeof(std::int64_t),
                                         saturating_multiply(path_capacity, sizeof(ArcIndex)))
