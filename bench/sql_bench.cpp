@@ -684,8 +684,6 @@ void ensure_auto_kept(const std::string& name, const std::string& table, bool in
   std::fflush(stdout);
 }
 
-// One choice's median over `reps` calls after a warm-up; negative: cut (-1) or refused (-2),
-// with the reason in `why`.
 // A choice's settings for the session's next calls.
 void apply_choice(const AutoWorkload& w, const Choice& c, double timeout_s) {
   execute("RESET ALL");

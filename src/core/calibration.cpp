@@ -248,27 +248,22 @@ Calibration calibrate(const CalibrationOptions& options) {
   const double cpu_speedup = threads > 1 ? std::max(1.0, threads * s.cpu_parallel_efficiency) : 1.0;
 
   // Blocked Floyd-Warshall on every thread, scaled to one thread's time (the model divides).
+  auto cpu_fw_ns_on = [&](const Graph& matrix_graph) {
+    const double v3 = std::pow(static_cast<double>(matrix_graph.vertex_count()), 3);
+    const double ms = time_fresh([&] { return cpu_fw->create(matrix_graph, every_thread); },
+                                 matrix_graph, every_vertex(matrix_graph), cancel);
+    return ms * 1e6 * cpu_speedup / v3;
+  };
+  // 1024 vertices: an 8 MB matrix, out of the caches as the matrices of the graphs that want
+  // Floyd-Warshall are (on 512 the CPU's per V^3 was 3x too fast for 1000 vertices).
   const Graph big_dense = dense_graph(1024, 0.2, cancel);
-  {
-    // 1024 vertices: an 8 MB matrix, out of the caches as the matrices of the graphs that want
-    // Floyd-Warshall are (on 512 the CPU's per V^3 was 3x too fast for 1000 vertices).
-    const double v3 = std::pow(static_cast<double>(big_dense.vertex_count()), 3);
-    const double ms = time_fresh([&] { return cpu_fw->create(big_dense, every_thread); }, big_dense,
-                                 every_vertex(big_dense), cancel);
-    s.cpu_fw_ns = clamp_positive(ms * 1e6 * cpu_speedup / v3, 1e-4);
-    measured("cpu_fw_ns");
-  }
-  {
-    // 2048 vertices: a 32 MB matrix, past the last-level cache of most machines (2000 vertices
-    // ran 1.35x slower per V^3 than 1024 on the development machine).
-    const Graph larger_dense = dense_graph(2048, 0.2, cancel);
-    const double v3 = std::pow(static_cast<double>(larger_dense.vertex_count()), 3);
-    const double ms = time_fresh([&] { return cpu_fw->create(larger_dense, every_thread); },
-                                 larger_dense, every_vertex(larger_dense), cancel);
-    // Never below the smaller matrix's: noise must not make the larger one look faster.
-    s.cpu_fw_large_ns = std::max(s.cpu_fw_ns, ms * 1e6 * cpu_speedup / v3);
-    measured("cpu_fw_large_ns");
-  }
+  s.cpu_fw_ns = clamp_positive(cpu_fw_ns_on(big_dense), 1e-4);
+  measured("cpu_fw_ns");
+  // 2048 vertices: a 32 MB matrix, past the last-level cache of most machines (2000 vertices
+  // ran 1.35x slower per V^3 than 1024 on the development machine). Never below the smaller
+  // matrix's: noise must not make the larger one look faster.
+  s.cpu_fw_large_ns = std::max(s.cpu_fw_ns, cpu_fw_ns_on(dense_graph(2048, 0.2, cancel)));
+  measured("cpu_fw_large_ns");
 
   // The road index of a 384 x 384 grid: a sweep per source, a query per source or target.
   // 384 x 384: a hierarchy of tens of MB, out of the caches as a road network's is (on a 256 x

@@ -677,7 +677,7 @@ bool RoutingCall::emit_index_path_rows(std::size_t first, int count, ResultBatch
 
 bool RoutingCall::emit_traced_path_rows(std::size_t source_slot, ResultBatch& batch) {
   auto* service = remote_engine_ ? dynamic_cast<service::ServiceEngine*>(engine_.get()) : nullptr;
-  if (service == nullptr || compact_rows_ || !has_reverse(*graph_)) return false;
+  if (service == nullptr || compact_rows_) return false;
   const VertexIndex source = source_indices_[source_slot];
   const std::vector<VertexIndex>& targets =
       targets_of_.empty() ? shared_targets_ : targets_of_[source_slot];

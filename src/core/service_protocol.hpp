@@ -35,7 +35,8 @@
 namespace gpu_routing::service {
 
 constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
-// 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load).
+// 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load);
+// 4: paths traced by the service (kFlagTracePaths).
 constexpr std::uint32_t kLayoutVersion = 4;
 constexpr int kSlotCount = 256;
 constexpr int kMaxDevices = 32;   // worker entries: GPUs x lanes
