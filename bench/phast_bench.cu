@@ -83,16 +83,20 @@ void run(const std::string& name, const Graph& graph, int reps) {
   }
   struct Config {
     int k, passes, lanes;
+    bool graphs = true;
   };
   // The defaults (two passes of one block a level before a level gets the whole GPU, 16 lanes a
-  // rank and source), then other limits and lanes.
+  // rank and source, the level launches replayed as a CUDA graph), then other limits and lanes,
+  // then the launches enqueued one by one.
   for (const Config config :
        {Config{1, 2, 0}, Config{8, 2, 0}, Config{32, 2, 0}, Config{256, 2, 0}, Config{1, 1, 0},
         Config{1, 4, 0}, Config{1, 2, 1}, Config{1, 2, 4}, Config{1, 2, 8}, Config{32, 2, 1},
-        Config{32, 2, 4}, Config{32, 2, 8}}) {
+        Config{32, 2, 4}, Config{32, 2, 8}, Config{1, 2, 0, false}, Config{8, 2, 0, false},
+        Config{32, 2, 0, false}}) {
     const int k = config.k;
     gpu::set_phast_one_block_passes(config.passes);
     gpu::set_phast_lanes(config.lanes);
+    gpu::set_phast_graphs(config.graphs);
     std::vector<double> wall, compute, transfer;
     for (int r = 0; r < reps; ++r) {
       std::vector<VertexIndex> sources;
@@ -111,12 +115,14 @@ void run(const std::string& name, const Graph& graph, int reps) {
     std::string variant;
     if (config.passes != 2) variant += " (one-block passes " + std::to_string(config.passes) + ")";
     if (config.lanes != 0) variant += " (" + std::to_string(config.lanes) + " lanes)";
+    if (!config.graphs) variant += " (launched one by one)";
     std::printf("| %s | %d%s | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k,
                 variant.c_str(), median(compute), median(transfer), median(wall), cpu_tree_ms,
                 mismatches);
   }
   gpu::set_phast_one_block_passes(2);
   gpu::set_phast_lanes(0);
+  gpu::set_phast_graphs(true);
   // near_far, one source on the whole GPU, on the same graph.
   auto near_far = find_engine("near_far", Device::kGpu)->create(graph, EngineOptions{});
   solve(*near_far, {0}, rows, n);

@@ -53,6 +53,10 @@ int g_lanes = 0;  // 0: kLanes (set_phast_lanes)
 int lanes_for(int) {
   return g_lanes > 0 ? g_lanes : kLanes;
 }
+// A sweep's level launches are captured once per source count as a CUDA graph and replayed:
+// New York's sweep is about 370 launches, and enqueuing them one by one took longer than the GPU
+// took to run them (set_phast_graphs(false) lets phast_bench compare).
+bool g_graphs = true;
 
 // Thread t of a level (positions from `begin`, `items` = positions x k, `lanes` per item): every
 // lane of a warp calls it together (the shuffles need the whole warp), lanes past the level idle.
@@ -86,6 +90,46 @@ __device__ __forceinline__ void pull_item(const ArcIndex* __restrict__ first,
 
 std::int64_t round_to_warps(std::int64_t threads) {
   return (threads + 31) / 32 * 32;
+}
+
+// An instantiated CUDA graph, with the settings it was captured under.
+class SweepGraph {
+ public:
+  SweepGraph(cudaGraphExec_t exec, int lanes, int passes)
+      : exec_(exec), lanes_(lanes), passes_(passes) {}
+  ~SweepGraph() { cudaGraphExecDestroy(exec_); }  // errors ignored, as DeviceBuffer's free
+  SweepGraph(const SweepGraph&) = delete;
+  SweepGraph& operator=(const SweepGraph&) = delete;
+  cudaGraphExec_t exec() const { return exec_; }
+  bool made_with(int lanes, int passes) const { return lanes_ == lanes && passes_ == passes; }
+
+ private:
+  cudaGraphExec_t exec_;
+  int lanes_, passes_;
+};
+
+// Runs enqueue(stream) under stream capture and instantiates what it enqueued. A failure ends the
+// capture first: a stream left capturing would refuse every later call on it.
+template <typename Enqueue>
+std::unique_ptr<SweepGraph> capture_sweep(cudaStream_t stream, int lanes, int passes,
+                                          Enqueue&& enqueue) {
+  // Thread-local: the GPU service's other workers keep using their own streams meanwhile.
+  GPU_ROUTING_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    enqueue(stream);
+  } catch (...) {
+    if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr)
+      cudaGraphDestroy(graph);
+    cudaGetLastError();  // the capture's error is this throw's, not the next call's
+    throw;
+  }
+  GPU_ROUTING_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  GPU_ROUTING_CUDA_CHECK(made);
+  return std::make_unique<SweepGraph>(exec, lanes, passes);
 }
 
 // One level: positions [begin, end), k sources each, `lanes` threads each.
@@ -290,6 +334,7 @@ class GpuCchEngine final : public ShortestPathEngine {
                               m * (sizeof(VertexIndex) + sizeof(double)) + n * sizeof(VertexIndex) +
                               layout.level_first.size() * sizeof(VertexIndex);
     hierarchy_bytes_ = 0;
+    sweep_graphs_.clear();  // captured with the old hierarchy's pointers
     require(bytes, "the road index's copy on the GPU");
     const double layout_ms = build.elapsed_ms();
     Stopwatch copy;
@@ -353,6 +398,7 @@ class GpuCchEngine final : public ShortestPathEngine {
       // The table and the rows it is turned into, for a whole sweep.
       const std::size_t bytes = 2 * static_cast<std::size_t>(n) * kSourcesPerSweep * sizeof(double);
       table_bytes_ = 0;
+      sweep_graphs_.clear();  // captured with the old table's pointer
       require(bytes, "the road index's PHAST table on the GPU");
       table_.allocate(static_cast<std::size_t>(n) * kSourcesPerSweep);
       rows_.allocate(static_cast<std::size_t>(n) * kSourcesPerSweep);
@@ -394,8 +440,24 @@ class GpuCchEngine final : public ShortestPathEngine {
                               static_cast<int>(seeds), table_.data());
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
     }
-    const int levels = static_cast<int>(level_first_host_.size()) - 1;
     const int lanes = lanes_for(count);
+    if (!g_graphs) {
+      enqueue_levels(count, lanes, stream);
+      return;
+    }
+    if (sweep_graphs_.size() != kSourcesPerSweep) sweep_graphs_.resize(kSourcesPerSweep);
+    std::unique_ptr<SweepGraph>& graph = sweep_graphs_[static_cast<std::size_t>(count) - 1];
+    if (graph == nullptr || !graph->made_with(lanes, g_one_block_passes))
+      graph = capture_sweep(stream, lanes, g_one_block_passes,
+                            [&](cudaStream_t s) { enqueue_levels(count, lanes, s); });
+    GPU_ROUTING_CUDA_CHECK(cudaGraphLaunch(graph->exec(), stream));
+  }
+
+  // The downward sweep's launches, level by level, for `count` sources a position. Every pointer
+  // they take stays the same until the hierarchy or the table is allocated again, which drops the
+  // graphs captured from them.
+  void enqueue_levels(int count, int lanes, cudaStream_t stream) {
+    const int levels = static_cast<int>(level_first_host_.size()) - 1;
     const std::int64_t one_block_threads =
         static_cast<std::int64_t>(kOneBlockThreads) * std::max(1, g_one_block_passes);
     auto threads_of = [&](int l) {
@@ -486,6 +548,8 @@ class GpuCchEngine final : public ShortestPathEngine {
   DeviceBuffer<double> table_;
   DeviceBuffer<double> rows_;
   std::size_t table_bytes_ = 0;
+  // Entry k - 1: the captured level launches of a sweep of k sources (made when first needed).
+  std::vector<std::unique_ptr<SweepGraph>> sweep_graphs_;
   std::vector<std::int64_t> seed_slots_;
   std::vector<double> seed_values_;
   DeviceBuffer<std::int64_t> seed_slot_device_;
@@ -514,6 +578,9 @@ std::size_t gpu_cch_bytes(const Graph& graph, int) {
 
 void set_phast_one_block_passes(int passes) {
   g_one_block_passes = std::max(1, passes);
+}
+void set_phast_graphs(bool on) {
+  g_graphs = on;
 }
 void set_phast_lanes(int lanes) {
   g_lanes = lanes > 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0 ? lanes : 0;

@@ -23,6 +23,9 @@ const std::vector<EngineInfo>& cch_engines();
 void set_phast_one_block_passes(int passes);
 // For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (16).
 void set_phast_lanes(int lanes);
+// For phast_bench: whether a sweep replays its level launches as a captured CUDA graph (the
+// default) or enqueues them one by one.
+void set_phast_graphs(bool on);
 // For phast_bench, the road index's customization on the GPU (kernels/cch_customize.cu): middles
 // each thread of an arc's group scans (0: the default, 1), and the most arc x middle pairs a level
 // may have to run inside the one-block loop (negative: the default, 8192). Taken up by the next

@@ -20,10 +20,11 @@
 #              service process that answers.
 #   cancel:    statement_timeout = 500ms stops a long call in the service within 1.5 s (kept graph
 #              and edges_sql); the session's next call is answered.
-#   devices:   with two devices or more (gpu_routing.service_devices, or every GPU): a call of six
-#              sources is split over them, rows exact; an injected device fault takes one device
-#              out (gpu_routing_info says so), the call is answered by another, nothing restarts;
-#              a fault on the last one fails its call and the service restarts with every device.
+#   devices:   with two devices or more (gpu_routing.service_devices, or every GPU and its lanes):
+#              a call of six sources is split over them, rows exact; with two GPUs or more (or
+#              CPU workers) an injected device fault takes one device out (gpu_routing_info says
+#              so), the call is answered by another, nothing restarts; a fault on the last one
+#              fails its call and the service restarts with every device.
 #   road index: gpu_graph_index on the kept graph; in GPU mode the GPU's cch runs in the service on
 #              the index it maps from shared memory, in CPU mode the CPU's cch in the backend;
 #              both give Dijkstra's rows.
@@ -389,6 +390,10 @@ drained_ms=$(wait_drained) && pass "cancel: the service dropped the cancelled re
 # --- several devices (gpu_routing.service_devices = 2 in CPU mode, every GPU in GPU mode) ----------------
 device_rows() { q -c "SELECT name || ': ' || value FROM gpu_routing_info() WHERE name ~ '^service (gpu|worker) [0-9]+\$' ORDER BY name"; }
 device_count=$(device_rows | grep -c .)
+# Lanes of one GPU are rows of their own but share its context: a fault takes every lane of its GPU
+# out, so only another GPU can answer the faulted call. CPU mode: each worker is a device.
+gpu_count=$(device_rows | grep -o 'CUDA device [0-9]*' | sort -u | grep -c .)
+[ "$gpu_count" -gt 0 ] || gpu_count=$device_count
 if [ "$device_count" -lt 2 ]; then
   pass "devices: skipped (the service serves from $device_count device(s))"
 else
@@ -404,18 +409,22 @@ else
   fi
   # A device fault: the device leaves the service, the request runs on another, nothing restarts.
   row=$(service_row); restarts_before=$(restarts_of "$row"); postmaster=$(postmaster_start)
-  fault_out=$(q -c "SET gpu_routing.test_fault = device_error; SELECT svc_route(7, 'graph:svc_rome')" 2>&1)
-  out_rows=$(device_rows | grep -c "out of service")
-  row=$(service_row)
-  # One device out: in GPU mode with every lane of its GPU.
-  if [[ "$fault_out" =~ ^[0-9]+$ ]] && [ "$out_rows" -ge 1 ] && [ "$out_rows" -lt "$device_count" ] && [ "$(restarts_of "$row")" = "$restarts_before" ] &&
-     [ "$(q -c "SELECT svc_route(8, 'graph:svc_rome')")" -ge 1 ] 2>/dev/null; then
-    pass "devices: a device fault took one device out ($(device_rows | grep "out of service" | cut -c1-120)); the call was answered by another, the service did not restart, later calls are answered"
+  if [ "$gpu_count" -lt 2 ]; then
+    pass "devices: a fault on one device: skipped (the service's $device_count workers are lanes of one GPU)"
   else
-    fail "devices: a fault on one device" "call: $fault_out; service: $row (restarts before: $restarts_before); devices: $(device_rows)"
+    fault_out=$(q -c "SET gpu_routing.test_fault = device_error; SELECT svc_route(7, 'graph:svc_rome')" 2>&1)
+    out_rows=$(device_rows | grep -c "out of service")
+    row=$(service_row)
+    # One device out: in GPU mode with every lane of its GPU.
+    if [[ "$fault_out" =~ ^[0-9]+$ ]] && [ "$out_rows" -ge 1 ] && [ "$out_rows" -lt "$device_count" ] && [ "$(restarts_of "$row")" = "$restarts_before" ] &&
+       [ "$(q -c "SELECT svc_route(8, 'graph:svc_rome')")" -ge 1 ] 2>/dev/null; then
+      pass "devices: a device fault took one device out ($(device_rows | grep "out of service" | cut -c1-120)); the call was answered by another, the service did not restart, later calls are answered"
+    else
+      fail "devices: a fault on one device" "call: $fault_out; service: $row (restarts before: $restarts_before); devices: $(device_rows)"
+    fi
   fi
   # Faults on every device left: the last one fails its call; the service restarts with all.
-  for _ in $(seq 2 "$device_count"); do
+  for _ in $(seq "$((gpu_count >= 2 ? 2 : 1))" "$gpu_count"); do
     fault_out=$(q -c "SET gpu_routing.test_fault = device_error; SELECT svc_route(9, 'graph:svc_rome')" 2>&1)
     echo "$fault_out" | grep -q "CUDA error" && break
   done
