@@ -424,6 +424,7 @@ else
     fi
   fi
   # Faults on every device left: the last one fails its call; the service restarts with all.
+  # (With two GPUs or more the fault above took the first out already.)
   for _ in $(seq "$((gpu_count >= 2 ? 2 : 1))" "$gpu_count"); do
     fault_out=$(q -c "SET gpu_routing.test_fault = device_error; SELECT svc_route(9, 'graph:svc_rome')" 2>&1)
     echo "$fault_out" | grep -q "CUDA error" && break
