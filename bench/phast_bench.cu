@@ -84,19 +84,52 @@ void run(const std::string& name, const Graph& graph, int reps) {
   struct Config {
     int k, passes, lanes;
     bool graphs = true;
+    int subtree = -1;   // the bottom's largest subtree (-1: the default, 0: no bottom)
+    int block = 0;      // threads of a bottom group's block (0: the default)
+    int per_block = 0;  // sources a bottom block sweeps (0: the default)
   };
-  // The defaults (two passes of one block a level before a level gets the whole GPU, 16 lanes a
-  // rank and source, the level launches replayed as a CUDA graph), then other limits and lanes,
+  // The defaults (the top level by level, two passes of one block a level before a level gets the
+  // whole GPU; the bottom's subtrees in one launch; lanes by each level's degrees; the launches
+  // replayed as a CUDA graph), then the sweep before the bottom's subtrees (every level over the
+  // whole GPU, 16 lanes), then other subtree limits, blocks, sources a block, passes and lanes,
   // then the launches enqueued one by one.
-  for (const Config config :
-       {Config{1, 2, 0}, Config{8, 2, 0}, Config{32, 2, 0}, Config{256, 2, 0}, Config{1, 1, 0},
-        Config{1, 4, 0}, Config{1, 2, 1}, Config{1, 2, 4}, Config{1, 2, 8}, Config{32, 2, 1},
-        Config{32, 2, 4}, Config{32, 2, 8}, Config{1, 2, 0, false}, Config{8, 2, 0, false},
-        Config{32, 2, 0, false}}) {
+  const std::vector<Config> configs = {{1, 2, 0},
+                                       {8, 2, 0},
+                                       {16, 2, 0},
+                                       {32, 2, 0},
+                                       {256, 2, 0},
+                                       {1, 2, 16, true, 0},
+                                       {16, 2, 16, true, 0},
+                                       {32, 2, 16, true, 0},
+                                       {1, 2, 0, true, 0},
+                                       {32, 2, 0, true, 0},
+                                       {1, 2, 0, true, 1024},
+                                       {32, 2, 0, true, 1024},
+                                       {1, 2, 0, true, 16384},
+                                       {32, 2, 0, true, 16384},
+                                       {16, 2, 0, true, -1, 256},
+                                       {16, 2, 0, true, -1, 1024},
+                                       {16, 2, 0, true, -1, 0, 1},
+                                       {16, 2, 0, true, -1, 0, 2},
+                                       {16, 2, 0, true, -1, 0, 8},
+                                       {16, 2, 0, true, -1, 0, 32},
+                                       {32, 2, 0, true, -1, 0, 2},
+                                       {32, 2, 0, true, 1024, 0, 2},
+                                       {32, 2, 0, true, 16384, 0, 1},
+                                       {1, 8, 0},
+                                       {16, 8, 0},
+                                       {1, 2, 4},
+                                       {16, 2, 4},
+                                       {16, 2, 8},
+                                       {32, 2, 0, false}};
+  for (const Config& config : configs) {
     const int k = config.k;
     gpu::set_phast_one_block_passes(config.passes);
     gpu::set_phast_lanes(config.lanes);
     gpu::set_phast_graphs(config.graphs);
+    gpu::set_phast_subtree_vertices(config.subtree);
+    gpu::set_phast_group_block(config.block);
+    gpu::set_phast_group_sources(config.per_block);
     std::vector<double> wall, compute, transfer;
     for (int r = 0; r < reps; ++r) {
       std::vector<VertexIndex> sources;
@@ -116,6 +149,11 @@ void run(const std::string& name, const Graph& graph, int reps) {
     if (config.passes != 2) variant += " (one-block passes " + std::to_string(config.passes) + ")";
     if (config.lanes != 0) variant += " (" + std::to_string(config.lanes) + " lanes)";
     if (!config.graphs) variant += " (launched one by one)";
+    if (config.subtree == 0) variant += " (no bottom: every level over the GPU)";
+    if (config.subtree > 0) variant += " (subtrees of " + std::to_string(config.subtree) + ")";
+    if (config.block != 0) variant += " (bottom blocks of " + std::to_string(config.block) + ")";
+    if (config.per_block != 0)
+      variant += " (" + std::to_string(config.per_block) + " sources a bottom block)";
     std::printf("| %s | %d%s | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k,
                 variant.c_str(), median(compute), median(transfer), median(wall), cpu_tree_ms,
                 mismatches);
@@ -123,6 +161,9 @@ void run(const std::string& name, const Graph& graph, int reps) {
   gpu::set_phast_one_block_passes(2);
   gpu::set_phast_lanes(0);
   gpu::set_phast_graphs(true);
+  gpu::set_phast_subtree_vertices(-1);
+  gpu::set_phast_group_block(0);
+  gpu::set_phast_group_sources(0);
   // near_far, one source on the whole GPU, on the same graph.
   auto near_far = find_engine("near_far", Device::kGpu)->create(graph, EngineOptions{});
   solve(*near_far, {0}, rows, n);

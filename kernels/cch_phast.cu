@@ -12,8 +12,16 @@
 // position's k distances lie side by side, so the k threads of one position read their higher
 // neighbours' distances in one coalesced access (the PHAST paper's multiple trees per sweep).
 //
-// The few top levels hold few ranks (the top separators): they run as one block's loop with a
-// block barrier between levels instead of one launch each. Every distance is the same minimum over
+// Levels alone would cost one launch each, and New York has 378 of them, most of a few dozen
+// ranks: the sweep would be bound by the GPU's latency per level. So the hierarchy is split along
+// its elimination tree (a rank's parent: its lowest higher neighbour; every higher neighbour is an
+// ancestor). Ranks whose subtree is small (at most kSubtreeVertices) form the bottom: each of its
+// subtrees depends only on itself and on ranks above it, so subtrees are packed into groups, one
+// block each, and one launch runs every group's levels with a block barrier between them. The
+// rest, the top (New York: 1,438 ranks of the separators, 224 levels), runs level by level; its
+// small levels run as one block's loop with a block barrier between levels instead of one launch
+// each. Lanes per (rank, source) follow each level's degrees: the top's separators have dozens of
+// upward arcs, the bottom's ranks a handful. Every distance is the same minimum over
 // the same sums as the host sweep (Cch::one_to_all), so rows equal the CPU engine's bit for bit;
 // predecessors follow the common rule on the device (predecessors_gpu.cuh).
 #include <algorithm>
@@ -48,23 +56,54 @@ constexpr int kSourcesPerSweep = 32;
 // shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
 // H100, New York: a lone tree 6.2 ms with 1 lane, 2.8 with 4, 1.9 with 8, 1.5 with 16; 32 trees
 // a sweep 0.254, 0.161, 0.138 and 0.131 ms a tree.
-constexpr int kLanes = 16;
-int g_lanes = 0;  // 0: kLanes (set_phast_lanes)
-int lanes_for(int) {
-  return g_lanes > 0 ? g_lanes : kLanes;
+// A level's lanes: the power of two covering its ranks' largest upward degree in the top (few
+// ranks, so latency counts), their mean degree in the bottom (many ranks, so idle lanes count),
+// within [kMinLanes, kMaxLanes]; set_phast_lanes forces one value everywhere.
+constexpr int kMinLanes = 2;
+constexpr int kMaxLanes = 16;
+int g_lanes = 0;  // 0: by degree (set_phast_lanes)
+int lanes_covering(double degree) {
+  if (g_lanes > 0) return g_lanes;
+  int lanes = kMinLanes;
+  while (lanes < kMaxLanes && lanes < degree) lanes *= 2;
+  return lanes;
+}
+// The bottom's subtrees: at most this many ranks each, packed into groups of at most as many
+// ranks, one block of kGroupBlock threads a group (set_phast_subtree_vertices; 0: no bottom, every
+// level its own step over the whole GPU).
+constexpr int kSubtreeVertices = 4096;
+constexpr int kGroupBlock = 512;
+int g_subtree_vertices = -1;  // negative: kSubtreeVertices
+int g_group_block = 0;        // 0: kGroupBlock
+// A small graph keeps at least ~64 groups, so its bottom still spreads over the GPU.
+int subtree_limit(VertexIndex n) {
+  if (g_subtree_vertices >= 0) return g_subtree_vertices;
+  return static_cast<int>(
+      std::min<VertexIndex>(kSubtreeVertices, std::max<VertexIndex>(n / 64, 64)));
+}
+int group_block() {
+  return g_group_block > 0 ? g_group_block : kGroupBlock;
+}
+// Sources a bottom block sweeps: a group's blocks split a sweep's sources among them.
+constexpr int kGroupSources = 4;
+int g_group_sources = 0;  // 0: kGroupSources
+int group_sources() {
+  return g_group_sources > 0 ? g_group_sources : kGroupSources;
 }
 // A sweep's level launches are captured once per source count as a CUDA graph and replayed:
 // New York's sweep is about 370 launches, and enqueuing them one by one took longer than the GPU
 // took to run them (set_phast_graphs(false) lets phast_bench compare).
 bool g_graphs = true;
 
-// Thread t of a level (positions from `begin`, `items` = positions x k, `lanes` per item): every
-// lane of a warp calls it together (the shuffles need the whole warp), lanes past the level idle.
+// Thread t of a level (positions from `begin`, `lanes` threads an item): items are (position,
+// source) for the `width` sources from j0 of the k a position holds, so `items` = positions x
+// width. Every lane of a warp calls it together (the shuffles need the whole warp), lanes past the
+// level idle.
 __device__ __forceinline__ void pull_item(const ArcIndex* __restrict__ first,
                                           const VertexIndex* __restrict__ head,
                                           const double* __restrict__ down, double* table,
-                                          std::int64_t begin, std::int64_t items, int k, int lanes,
-                                          std::int64_t t) {
+                                          std::int64_t begin, std::int64_t items, int k, int j0,
+                                          int width, int lanes, std::int64_t t) {
   const std::int64_t item = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   const bool valid = item < items;
@@ -72,8 +111,8 @@ __device__ __forceinline__ void pull_item(const ArcIndex* __restrict__ first,
   int j = 0;
   double best = CUDART_INF;
   if (valid) {
-    position = begin + item / k;
-    j = static_cast<int>(item % k);
+    position = begin + item / width;
+    j = j0 + static_cast<int>(item % width);
     if (lane == 0) best = table[position * k + j];
     const ArcIndex end = first[position + 1];
     for (ArcIndex a = first[position] + lane; a < end; a += lanes) {
@@ -92,26 +131,37 @@ std::int64_t round_to_warps(std::int64_t threads) {
   return (threads + 31) / 32 * 32;
 }
 
+// The settings a sweep's launches depend on beyond the hierarchy's layout.
+struct SweepSettings {
+  int group_block, group_sources, one_block_passes;
+  bool operator==(const SweepSettings& o) const {
+    return group_block == o.group_block && group_sources == o.group_sources &&
+           one_block_passes == o.one_block_passes;
+  }
+};
+SweepSettings current_sweep_settings() {
+  return {group_block(), group_sources(), g_one_block_passes};
+}
+
 // An instantiated CUDA graph, with the settings it was captured under.
 class SweepGraph {
  public:
-  SweepGraph(cudaGraphExec_t exec, int lanes, int passes)
-      : exec_(exec), lanes_(lanes), passes_(passes) {}
+  SweepGraph(cudaGraphExec_t exec, SweepSettings settings) : exec_(exec), settings_(settings) {}
   ~SweepGraph() { cudaGraphExecDestroy(exec_); }  // errors ignored, as DeviceBuffer's free
   SweepGraph(const SweepGraph&) = delete;
   SweepGraph& operator=(const SweepGraph&) = delete;
   cudaGraphExec_t exec() const { return exec_; }
-  bool made_with(int lanes, int passes) const { return lanes_ == lanes && passes_ == passes; }
+  bool made_with(const SweepSettings& settings) const { return settings_ == settings; }
 
  private:
   cudaGraphExec_t exec_;
-  int lanes_, passes_;
+  SweepSettings settings_;
 };
 
 // Runs enqueue(stream) under stream capture and instantiates what it enqueued. A failure ends the
 // capture first: a stream left capturing would refuse every later call on it.
 template <typename Enqueue>
-std::unique_ptr<SweepGraph> capture_sweep(cudaStream_t stream, int lanes, int passes,
+std::unique_ptr<SweepGraph> capture_sweep(cudaStream_t stream, SweepSettings settings,
                                           Enqueue&& enqueue) {
   // Thread-local: the GPU service's other workers keep using their own streams meanwhile.
   GPU_ROUTING_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -129,7 +179,7 @@ std::unique_ptr<SweepGraph> capture_sweep(cudaStream_t stream, int lanes, int pa
   const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   GPU_ROUTING_CUDA_CHECK(made);
-  return std::make_unique<SweepGraph>(exec, lanes, passes);
+  return std::make_unique<SweepGraph>(exec, settings);
 }
 
 // One level: positions [begin, end), k sources each, `lanes` threads each.
@@ -138,23 +188,51 @@ __global__ void sweep_level_kernel(const ArcIndex* __restrict__ first,
                                    const double* __restrict__ down, double* table,
                                    std::int64_t begin, std::int64_t end, int k, int lanes) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  pull_item(first, head, down, table, begin, (end - begin) * k, k, lanes, t);
+  pull_item(first, head, down, table, begin, (end - begin) * k, k, 0, k, lanes, t);
 }
 
 // Levels [level_begin, level_end) in one block, a barrier after each.
+// Steps [step_begin, step_end) in one block, a barrier after each: step s covers positions
+// [step_first[s], step_first[s + 1]) with step_lanes[s] lanes an item, for the `width` sources
+// from j0.
+__device__ __forceinline__ void sweep_steps_in_block(
+    const ArcIndex* __restrict__ first, const VertexIndex* __restrict__ head,
+    const double* __restrict__ down, double* table, const VertexIndex* __restrict__ step_first,
+    const int* __restrict__ step_lanes, int step_begin, int step_end, int k, int j0, int width) {
+  for (int step = step_begin; step < step_end; ++step) {
+    const std::int64_t begin = step_first[step];
+    const std::int64_t items = (step_first[step + 1] - begin) * width;
+    const int lanes = step_lanes[step];
+    const std::int64_t threads = (items * lanes + 31) / 32 * 32;
+    for (std::int64_t t = threadIdx.x; t < threads; t += blockDim.x)
+      pull_item(first, head, down, table, begin, items, k, j0, width, lanes, t);
+    __syncthreads();
+  }
+}
+
+// Top levels [level_begin, level_end) in one block, every source.
 __global__ void sweep_levels_one_block_kernel(const ArcIndex* __restrict__ first,
                                               const VertexIndex* __restrict__ head,
                                               const double* __restrict__ down, double* table,
                                               const VertexIndex* __restrict__ level_first,
-                                              int level_begin, int level_end, int k, int lanes) {
-  for (int level = level_begin; level < level_end; ++level) {
-    const std::int64_t begin = level_first[level];
-    const std::int64_t items = (level_first[level + 1] - begin) * k;
-    const std::int64_t threads = (items * lanes + 31) / 32 * 32;
-    for (std::int64_t t = threadIdx.x; t < threads; t += blockDim.x)
-      pull_item(first, head, down, table, begin, items, k, lanes, t);
-    __syncthreads();
-  }
+                                              const int* __restrict__ level_lanes, int level_begin,
+                                              int level_end, int k) {
+  sweep_steps_in_block(first, head, down, table, level_first, level_lanes, level_begin, level_end,
+                       k, 0, k);
+}
+
+// The bottom: block (g, c) runs group g's steps [group_step[g], group_step[g + 1]) for sources
+// [c * per_block, (c + 1) * per_block): the sources' trees are independent, so splitting them
+// shortens the longest group's path through its steps.
+__global__ void sweep_groups_kernel(const ArcIndex* __restrict__ first,
+                                    const VertexIndex* __restrict__ head,
+                                    const double* __restrict__ down, double* table,
+                                    const VertexIndex* __restrict__ group_step,
+                                    const VertexIndex* __restrict__ step_first,
+                                    const int* __restrict__ step_lanes, int k, int per_block) {
+  const int j0 = static_cast<int>(blockIdx.y) * per_block;
+  sweep_steps_in_block(first, head, down, table, step_first, step_lanes, group_step[blockIdx.x],
+                       group_step[blockIdx.x + 1], k, j0, min(per_block, k - j0));
 }
 
 __global__ void fill_kernel(double* table, std::int64_t count, double value) {
@@ -180,6 +258,14 @@ __global__ void rows_kernel(const double* __restrict__ table,
   rows[i] = table[static_cast<std::int64_t>(position_of_vertex[v]) * k + j];
 }
 
+// out[i] = rows[slot[i]]: the sources' own targets, each in its source's row.
+__global__ void gather_slots_kernel(const double* __restrict__ rows,
+                                    const std::int64_t* __restrict__ slot, int count,
+                                    double* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) out[i] = rows[slot[i]];
+}
+
 // Compact rows of a cost matrix: out[j * targets + t] for targets[t].
 __global__ void gather_kernel(const double* __restrict__ table,
                               const VertexIndex* __restrict__ position_of_vertex,
@@ -192,27 +278,36 @@ __global__ void gather_kernel(const double* __restrict__ table,
   out[i] = table[static_cast<std::int64_t>(position_of_vertex[targets[t]]) * k + j];
 }
 
-// The hierarchy as the sweep reads it, positions numbered level by level.
+// The hierarchy as the sweep reads it. Positions: the top level by level, then the bottom group
+// by group, each group level by level; a rank's higher neighbours always come in an earlier step.
 struct HostSweepLayout {
   std::vector<VertexIndex> position_of_rank;
   std::vector<VertexIndex> position_of_vertex;
   std::vector<ArcIndex> first;    // by position
   std::vector<VertexIndex> head;  // positions
   std::vector<double> down;
-  std::vector<VertexIndex> level_first;  // positions of each level, plus the end
+  // Steps: the top's levels first (top_levels of them), then every group's levels. Step s covers
+  // positions [step_first[s], step_first[s + 1]).
+  std::vector<VertexIndex> step_first;
+  std::vector<int> step_lanes;
+  int top_levels = 0;
+  // Group g runs steps [group_step[g], group_step[g + 1]).
+  std::vector<VertexIndex> group_step;
 };
 
-HostSweepLayout make_sweep_layout(const Cch& cch) {
+HostSweepLayout make_sweep_layout(const Cch& cch, int subtree_limit) {
   const VertexIndex n = cch.vertex_count();
   const auto arc_first = cch.arc_first();
   const auto arc_head = cch.arc_head();
   const auto down = cch.downward_weights();
   const auto at_rank = cch.vertex_at_rank();
+  auto degree = [&](VertexIndex r) {
+    return arc_first[static_cast<std::size_t>(r) + 1] - arc_first[static_cast<std::size_t>(r)];
+  };
   HostSweepLayout layout;
   // Levels from the top: a rank's higher neighbours have higher ranks, so decreasing rank order
   // sees them first.
   std::vector<VertexIndex> level(static_cast<std::size_t>(n), 0);
-  VertexIndex levels = n > 0 ? 1 : 0;
   for (VertexIndex r = n - 1; r >= 0; --r) {
     VertexIndex deepest = -1;
     for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
@@ -220,20 +315,85 @@ HostSweepLayout make_sweep_layout(const Cch& cch) {
       deepest =
           std::max(deepest, level[static_cast<std::size_t>(arc_head[static_cast<std::size_t>(a)])]);
     level[static_cast<std::size_t>(r)] = deepest + 1;
-    levels = std::max(levels, deepest + 2);
   }
-  layout.level_first.assign(static_cast<std::size_t>(levels) + 1, 0);
-  for (VertexIndex r = 0; r < n; ++r)
-    ++layout.level_first[static_cast<std::size_t>(level[static_cast<std::size_t>(r)]) + 1];
-  for (std::size_t l = 1; l < layout.level_first.size(); ++l)
-    layout.level_first[l] += layout.level_first[l - 1];
-  layout.position_of_rank.assign(static_cast<std::size_t>(n), 0);
-  std::vector<VertexIndex> next(layout.level_first.begin(), layout.level_first.end() - 1);
-  std::vector<VertexIndex> rank_at(static_cast<std::size_t>(n));
+  // Subtree sizes in the elimination tree (a parent ranks above its children), then the bottom:
+  // ranks whose subtree is small, grouped by the subtree of the highest such rank above them.
+  std::vector<VertexIndex> parent(static_cast<std::size_t>(n), -1);
+  std::vector<std::int64_t> size(static_cast<std::size_t>(n), 1);
+  for (VertexIndex r = 0; r < n; ++r) {
+    VertexIndex lowest = -1;
+    for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
+         a < arc_first[static_cast<std::size_t>(r) + 1]; ++a) {
+      const VertexIndex h = arc_head[static_cast<std::size_t>(a)];
+      if (lowest < 0 || h < lowest) lowest = h;
+    }
+    parent[static_cast<std::size_t>(r)] = lowest;
+    if (lowest >= 0) size[static_cast<std::size_t>(lowest)] += size[static_cast<std::size_t>(r)];
+  }
+  // group[r]: -1 in the top. Subtrees are packed into groups of at most subtree_limit ranks in
+  // decreasing rank order of their roots.
+  std::vector<VertexIndex> group(static_cast<std::size_t>(n), -1);
+  VertexIndex groups = 0;
+  std::int64_t filled = 0;
   for (VertexIndex r = n - 1; r >= 0; --r) {
-    const VertexIndex p = next[static_cast<std::size_t>(level[static_cast<std::size_t>(r)])]++;
-    layout.position_of_rank[static_cast<std::size_t>(r)] = p;
-    rank_at[static_cast<std::size_t>(p)] = r;
+    const auto ru = static_cast<std::size_t>(r);
+    if (subtree_limit <= 0 || size[ru] > subtree_limit) continue;
+    const VertexIndex p = parent[ru];
+    if (p >= 0 && group[static_cast<std::size_t>(p)] >= 0) {
+      group[ru] = group[static_cast<std::size_t>(p)];
+      continue;
+    }
+    if (groups == 0 || filled + size[ru] > subtree_limit) {
+      ++groups;
+      filled = 0;
+    }
+    filled += size[ru];
+    group[ru] = groups - 1;
+  }
+  // Positions in (group, level, decreasing rank) order, the top (group -1) first.
+  std::vector<VertexIndex> rank_at(static_cast<std::size_t>(n));
+  for (VertexIndex r = 0; r < n; ++r) rank_at[static_cast<std::size_t>(r)] = n - 1 - r;
+  std::stable_sort(rank_at.begin(), rank_at.end(), [&](VertexIndex a, VertexIndex b) {
+    const auto au = static_cast<std::size_t>(a), bu = static_cast<std::size_t>(b);
+    if (group[au] != group[bu]) return group[au] < group[bu];
+    return level[au] < level[bu];
+  });
+  layout.position_of_rank.assign(static_cast<std::size_t>(n), 0);
+  for (VertexIndex p = 0; p < n; ++p)
+    layout.position_of_rank[static_cast<std::size_t>(rank_at[static_cast<std::size_t>(p)])] = p;
+  // Steps: a new one wherever the group or the level changes.
+  std::int64_t step_arcs = 0, step_max = 0;
+  auto close_step = [&](VertexIndex end) {
+    const VertexIndex begin = layout.step_first.back();
+    const bool top = layout.group_step.empty();
+    const double mean = static_cast<double>(step_arcs) / std::max<VertexIndex>(end - begin, 1);
+    layout.step_lanes.push_back(lanes_covering(top ? static_cast<double>(step_max) : mean));
+    layout.step_first.push_back(end);
+    step_arcs = step_max = 0;
+  };
+  for (VertexIndex p = 0; p < n; ++p) {
+    const auto r = static_cast<std::size_t>(rank_at[static_cast<std::size_t>(p)]);
+    if (p == 0) {
+      layout.step_first.push_back(0);
+      if (group[r] >= 0) layout.group_step.push_back(0);
+    } else {
+      const auto q = static_cast<std::size_t>(rank_at[static_cast<std::size_t>(p) - 1]);
+      if (group[q] != group[r] || level[q] != level[r]) {
+        close_step(p);
+        if (group[q] != group[r])
+          layout.group_step.push_back(static_cast<VertexIndex>(layout.step_first.size()) - 1);
+      }
+    }
+    step_arcs += degree(static_cast<VertexIndex>(r));
+    step_max = std::max<std::int64_t>(step_max, degree(static_cast<VertexIndex>(r)));
+  }
+  if (n > 0) close_step(n);
+  const VertexIndex steps = static_cast<VertexIndex>(layout.step_lanes.size());
+  if (layout.group_step.empty()) {
+    layout.top_levels = steps;
+  } else {
+    layout.top_levels = layout.group_step.front();
+    layout.group_step.push_back(steps);
   }
   layout.position_of_vertex.assign(static_cast<std::size_t>(n), 0);
   for (VertexIndex r = 0; r < n; ++r)
@@ -270,6 +430,7 @@ class GpuCchEngine final : public ShortestPathEngine {
   Device device() const override { return Device::kGpu; }
   int preferred_batch_size() const override { return kSourcesPerSweep * 8; }
   bool supports_compact_targets() const override { return true; }
+  bool supports_paths_without_rows() const override { return true; }
   void rebind(const EngineOptions& options) override {
     ShortestPathEngine::rebind(options);
     if (options.road_index != nullptr) options_.road_index = options.road_index;
@@ -314,7 +475,8 @@ class GpuCchEngine final : public ShortestPathEngine {
   }
 
   std::size_t held_bytes() const {
-    return hierarchy_bytes_ + table_bytes_ + reverse_bytes_ + targets_.size() * sizeof(VertexIndex);
+    return hierarchy_bytes_ + table_bytes_ + reverse_bytes_ + paths_bytes_ +
+           targets_.size() * sizeof(VertexIndex);
   }
   void require(std::size_t more, const std::string& what) const {
     options_.budget.require(saturating_add(held_bytes(), more), what);
@@ -325,14 +487,17 @@ class GpuCchEngine final : public ShortestPathEngine {
   // kept graph's index is another one).
   void prepare_hierarchy() {
     const Cch& cch = index();
-    if (uploaded_ == &cch) return;
+    const int limit = subtree_limit(cch.vertex_count());
+    if (uploaded_ == &cch && uploaded_limit_ == limit && uploaded_lanes_ == g_lanes) return;
     Stopwatch build;
-    HostSweepLayout layout = make_sweep_layout(cch);
+    HostSweepLayout layout = make_sweep_layout(cch, limit);
     const std::size_t n = layout.position_of_vertex.size();
     const std::size_t m = layout.head.size();
+    const std::size_t steps = layout.step_lanes.size();
     const std::size_t bytes = (n + 1) * sizeof(ArcIndex) +
                               m * (sizeof(VertexIndex) + sizeof(double)) + n * sizeof(VertexIndex) +
-                              layout.level_first.size() * sizeof(VertexIndex);
+                              (steps + 1) * sizeof(VertexIndex) + steps * sizeof(int) +
+                              layout.group_step.size() * sizeof(VertexIndex);
     hierarchy_bytes_ = 0;
     sweep_graphs_.clear();  // captured with the old hierarchy's pointers
     require(bytes, "the road index's copy on the GPU");
@@ -348,21 +513,31 @@ class GpuCchEngine final : public ShortestPathEngine {
     }
     position_of_vertex_.allocate(std::max<std::size_t>(n, 1));
     if (n > 0) position_of_vertex_.upload(layout.position_of_vertex.data(), n, stream_->get());
-    level_first_.allocate(layout.level_first.size());
-    level_first_.upload(layout.level_first.data(), layout.level_first.size(), stream_->get());
+    step_first_.allocate(steps + 1);
+    step_first_.upload(layout.step_first.data(), steps + 1, stream_->get());
+    step_lanes_.allocate(std::max<std::size_t>(steps, 1));
+    if (steps > 0) step_lanes_.upload(layout.step_lanes.data(), steps, stream_->get());
+    group_step_.allocate(std::max<std::size_t>(layout.group_step.size(), 1));
+    if (!layout.group_step.empty())
+      group_step_.upload(layout.group_step.data(), layout.group_step.size(), stream_->get());
     stream_->synchronize();
     report_.transfer_ms += copy.elapsed_ms();
     hierarchy_bytes_ = bytes;
     position_of_rank_ = std::move(layout.position_of_rank);
-    level_first_host_ = std::move(layout.level_first);
+    step_first_host_ = std::move(layout.step_first);
+    step_lanes_host_ = std::move(layout.step_lanes);
+    top_levels_ = layout.top_levels;
+    groups_ = layout.group_step.empty() ? 0 : static_cast<int>(layout.group_step.size()) - 1;
     uploaded_ = &cch;
-    char note[240];
+    uploaded_limit_ = limit;
+    uploaded_lanes_ = g_lanes;
+    char note[320];
     std::snprintf(note, sizeof note,
-                  "%sPHAST on the GPU: %zu levels, hierarchy laid out in %.0f ms and copied in "
-                  "%.0f ms",
+                  "%sPHAST on the GPU: %d top levels, then %d groups of subtrees of at most %d "
+                  "ranks in one launch; hierarchy laid out in %.0f ms and copied in %.0f ms",
                   options_.road_index != nullptr ? "the kept graph's road index (shared); "
                                                  : built_note_.c_str(),
-                  level_first_host_.size() - 1, layout_ms, copy.elapsed_ms());
+                  top_levels_, groups_, limit, layout_ms, copy.elapsed_ms());
     report_.notes = note;
   }
 
@@ -440,55 +615,67 @@ class GpuCchEngine final : public ShortestPathEngine {
                               static_cast<int>(seeds), table_.data());
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
     }
-    const int lanes = lanes_for(count);
     if (!g_graphs) {
-      enqueue_levels(count, lanes, stream);
+      enqueue_levels(count, stream);
       return;
     }
     if (sweep_graphs_.size() != kSourcesPerSweep) sweep_graphs_.resize(kSourcesPerSweep);
     std::unique_ptr<SweepGraph>& graph = sweep_graphs_[static_cast<std::size_t>(count) - 1];
-    if (graph == nullptr || !graph->made_with(lanes, g_one_block_passes))
-      graph = capture_sweep(stream, lanes, g_one_block_passes,
-                            [&](cudaStream_t s) { enqueue_levels(count, lanes, s); });
+    const SweepSettings settings = current_sweep_settings();
+    if (graph == nullptr || !graph->made_with(settings))
+      graph = capture_sweep(stream, settings, [&](cudaStream_t s) { enqueue_levels(count, s); });
     GPU_ROUTING_CUDA_CHECK(cudaGraphLaunch(graph->exec(), stream));
   }
 
-  // The downward sweep's launches, level by level, for `count` sources a position. Every pointer
-  // they take stays the same until the hierarchy or the table is allocated again, which drops the
-  // graphs captured from them.
-  void enqueue_levels(int count, int lanes, cudaStream_t stream) {
-    const int levels = static_cast<int>(level_first_host_.size()) - 1;
+  // The downward sweep's launches for `count` sources a position: the top level by level, then
+  // the bottom's groups in one launch. Every pointer they take stays the same until the hierarchy
+  // or the table is allocated again, which drops the graphs captured from them.
+  void enqueue_levels(int count, cudaStream_t stream) {
     const std::int64_t one_block_threads =
         static_cast<std::int64_t>(kOneBlockThreads) * std::max(1, g_one_block_passes);
     auto threads_of = [&](int l) {
-      return static_cast<std::int64_t>(level_first_host_[static_cast<std::size_t>(l) + 1] -
-                                       level_first_host_[static_cast<std::size_t>(l)]) *
-             count * lanes;
+      return static_cast<std::int64_t>(step_first_host_[static_cast<std::size_t>(l) + 1] -
+                                       step_first_host_[static_cast<std::size_t>(l)]) *
+             count * step_lanes_host_[static_cast<std::size_t>(l)];
     };
     int level = 0;
-    while (level < levels) {
+    while (level < top_levels_) {
       if (threads_of(level) <= one_block_threads) {
         int end = level;
-        while (end < levels && threads_of(end) <= one_block_threads) ++end;
+        while (end < top_levels_ && threads_of(end) <= one_block_threads) ++end;
         sweep_levels_one_block_kernel<<<1, kOneBlockThreads, 0, stream>>>(
-            first_.data(), head_.data(), down_.data(), table_.data(), level_first_.data(), level,
-            end, count, lanes);
+            first_.data(), head_.data(), down_.data(), table_.data(), step_first_.data(),
+            step_lanes_.data(), level, end, count);
         GPU_ROUTING_CUDA_CHECK_LAUNCH();
         level = end;
       } else {
         sweep_level_kernel<<<blocks_for(round_to_warps(threads_of(level)), kSweepBlock),
                              kSweepBlock, 0, stream>>>(
             first_.data(), head_.data(), down_.data(), table_.data(),
-            level_first_host_[static_cast<std::size_t>(level)],
-            level_first_host_[static_cast<std::size_t>(level) + 1], count, lanes);
+            step_first_host_[static_cast<std::size_t>(level)],
+            step_first_host_[static_cast<std::size_t>(level) + 1], count,
+            step_lanes_host_[static_cast<std::size_t>(level)]);
         GPU_ROUTING_CUDA_CHECK_LAUNCH();
         ++level;
       }
+    }
+    if (groups_ > 0) {
+      const int per_block = group_sources();
+      const dim3 grid(static_cast<unsigned>(groups_),
+                      static_cast<unsigned>((count + per_block - 1) / per_block));
+      sweep_groups_kernel<<<grid, group_block(), 0, stream>>>(
+          first_.data(), head_.data(), down_.data(), table_.data(), group_step_.data(),
+          step_first_.data(), step_lanes_.data(), count, per_block);
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
     }
   }
 
   void deliver(const SolveRequest& request, int first, int count, bool compact, std::size_t n) {
     cudaStream_t stream = stream_->get();
+    if (request.own_target_distances) {
+      deliver_paths(request, first, count, n);
+      return;
+    }
     if (compact) {
       const std::size_t cells =
           static_cast<std::size_t>(count) * static_cast<std::size_t>(request.target_count);
@@ -530,6 +717,73 @@ class GpuCchEngine final : public ShortestPathEngine {
     }
   }
 
+  // Paths without rows: the rule's first stage on the device for each row; the predecessor rows
+  // and the sources' own targets' distances to the host. A row the rule left vertices pending in
+  // (zero-cost ties) comes to the host too, and the rule's second stage runs there.
+  void deliver_paths(const SolveRequest& request, int first, int count, std::size_t n) {
+    cudaStream_t stream = stream_->get();
+    if (paths_bytes_ == 0) {
+      const std::size_t bytes = n * kSourcesPerSweep * sizeof(ArcIndex) + kSourcesPerSweep * 4;
+      require(bytes, "the road index's predecessor rows on the GPU");
+      predecessor_rows_.allocate(n * kSourcesPerSweep);
+      pending_.allocate(kSourcesPerSweep);
+      pending_host_.allocate(kSourcesPerSweep);
+      paths_bytes_ = bytes;
+    }
+    const std::size_t cells = static_cast<std::size_t>(count) * n;
+    rows_kernel<<<blocks_for(static_cast<std::int64_t>(cells), kSweepBlock), kSweepBlock, 0,
+                  stream>>>(table_.data(), position_of_vertex_.data(), static_cast<std::int64_t>(n),
+                            count, count, rows_.data());
+    GPU_ROUTING_CUDA_CHECK_LAUNCH();
+    GPU_ROUTING_CUDA_CHECK(
+        cudaMemsetAsync(pending_.data(), 0, static_cast<std::size_t>(count) * 4, stream));
+    for (int j = 0; j < count; ++j)
+      launch_predecessor_first_stage(
+          reverse_, rows_.data() + static_cast<std::size_t>(j) * n, request.sources[first + j],
+          predecessor_rows_.data() + static_cast<std::size_t>(j) * n, pending_.data() + j, stream);
+    const int own_begin = request.target_offsets[first];
+    const int own_count = request.target_offsets[first + count] - own_begin;
+    if (own_count > 0) {
+      const auto own = static_cast<std::size_t>(own_count);
+      if (own_slot_host_.size() < own) {
+        own_slot_host_.allocate(own);
+        own_slot_device_.allocate(own);
+        own_distances_.allocate(own);
+      }
+      for (int j = 0; j < count; ++j)
+        for (int i = request.target_offsets[first + j]; i < request.target_offsets[first + j + 1];
+             ++i)
+          own_slot_host_.data()[i - own_begin] =
+              static_cast<std::int64_t>(j) * static_cast<std::int64_t>(n) + request.targets[i];
+      own_slot_device_.upload(own_slot_host_.data(), own, stream);
+      gather_slots_kernel<<<blocks_for(own_count, kSweepBlock), kSweepBlock, 0, stream>>>(
+          rows_.data(), own_slot_device_.data(), own_count, own_distances_.data());
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+    }
+    stream_->synchronize();  // the sweep and the rule count as compute, the copies as transfer
+    Stopwatch copy;
+    predecessor_rows_.download(request.predecessor_arcs + static_cast<std::size_t>(first) * n,
+                               cells, stream);
+    if (own_count > 0)
+      own_distances_.download(request.distances + own_begin, static_cast<std::size_t>(own_count),
+                              stream);
+    pending_.download(pending_host_.data(), static_cast<std::size_t>(count), stream);
+    stream_->synchronize();
+    for (int j = 0; j < count; ++j) {
+      if (pending_host_.data()[j] == 0) continue;
+      options_.cancel.throw_if_requested();
+      pending_row_.resize(n);
+      GPU_ROUTING_CUDA_CHECK(cudaMemcpyAsync(pending_row_.data(),
+                                             rows_.data() + static_cast<std::size_t>(j) * n,
+                                             n * sizeof(double), cudaMemcpyDeviceToHost, stream));
+      stream_->synchronize();
+      resolve_pending_predecessors(
+          graph_.reverse, pending_row_.data(), request.sources[first + j],
+          request.predecessor_arcs + static_cast<std::size_t>(first + j) * n);
+    }
+    report_.transfer_ms += copy.elapsed_ms();
+  }
+
   int device_ = 0;
   std::unique_ptr<Stream> stream_;
   Cch own_;
@@ -537,13 +791,18 @@ class GpuCchEngine final : public ShortestPathEngine {
   CchWorkspace workspace_;
   std::vector<std::pair<VertexIndex, double>> reached_;
   const Cch* uploaded_ = nullptr;
+  int uploaded_limit_ = 0, uploaded_lanes_ = 0;  // the settings the layout was made with
   std::vector<VertexIndex> position_of_rank_;
-  std::vector<VertexIndex> level_first_host_;
+  std::vector<VertexIndex> step_first_host_;
+  std::vector<int> step_lanes_host_;
+  int top_levels_ = 0, groups_ = 0;
   DeviceBuffer<ArcIndex> first_;
   DeviceBuffer<VertexIndex> head_;
   DeviceBuffer<double> down_;
   DeviceBuffer<VertexIndex> position_of_vertex_;
-  DeviceBuffer<VertexIndex> level_first_;
+  DeviceBuffer<VertexIndex> step_first_;
+  DeviceBuffer<int> step_lanes_;
+  DeviceBuffer<VertexIndex> group_step_;
   std::size_t hierarchy_bytes_ = 0;
   DeviceBuffer<double> table_;
   DeviceBuffer<double> rows_;
@@ -561,6 +820,15 @@ class GpuCchEngine final : public ShortestPathEngine {
   DeviceCsr reverse_;
   DevicePredecessorPass predecessor_pass_;
   std::size_t reverse_bytes_ = 0;
+  // Paths without rows (deliver_paths).
+  DeviceBuffer<ArcIndex> predecessor_rows_;
+  DeviceBuffer<unsigned int> pending_;
+  PinnedBuffer<unsigned int> pending_host_;
+  PinnedBuffer<std::int64_t> own_slot_host_;
+  DeviceBuffer<std::int64_t> own_slot_device_;
+  DeviceBuffer<double> own_distances_;
+  std::vector<double> pending_row_;
+  std::size_t paths_bytes_ = 0;
 };
 
 // The hierarchy on the device (about 12 bytes per hierarchy arc, 5-6 arcs per road vertex), a
@@ -581,6 +849,15 @@ void set_phast_one_block_passes(int passes) {
 }
 void set_phast_graphs(bool on) {
   g_graphs = on;
+}
+void set_phast_subtree_vertices(int vertices) {
+  g_subtree_vertices = vertices;
+}
+void set_phast_group_block(int threads) {
+  g_group_block = threads >= 32 && threads <= 1024 && threads % 32 == 0 ? threads : 0;
+}
+void set_phast_group_sources(int sources) {
+  g_group_sources = std::max(0, sources);
 }
 void set_phast_lanes(int lanes) {
   g_lanes = lanes > 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0 ? lanes : 0;

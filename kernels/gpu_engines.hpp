@@ -21,8 +21,16 @@ const std::vector<EngineInfo>& cch_engines();
 // For phast_bench: how many passes of one block a level may take inside the one-block loop before
 // it gets a launch over the whole GPU (default 2).
 void set_phast_one_block_passes(int passes);
-// For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (16).
+// For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (by each
+// level's degrees).
 void set_phast_lanes(int lanes);
+// For phast_bench: the largest subtree of the sweep's bottom (0: no bottom, every level its own
+// step; negative: the default), and the threads of a bottom group's block (0: the default, 512).
+// Taken up by the next solve (the hierarchy is laid out again).
+void set_phast_subtree_vertices(int vertices);
+void set_phast_group_block(int threads);
+// For phast_bench: sources a bottom block sweeps (0: the default, 4).
+void set_phast_group_sources(int sources);
 // For phast_bench: whether a sweep replays its level launches as a captured CUDA graph (the
 // default) or enqueues them one by one.
 void set_phast_graphs(bool on);

@@ -36,7 +36,8 @@
 #                       that in all: run it alone); SERVICE_PGBENCH_SIDES (e.g. service-1,service:
 #                       one GPU against every GPU, issue 14) and SERVICE_PGBENCH_MATRIX=1 (the New
 #                       York 1000 x 1000 matrix on each service server) pass --sides and --matrix;
-#                       SERVICE_PGBENCH_INDEX=1 passes --index (every side but pgr on the road index)
+#                       SERVICE_PGBENCH_INDEX=1 passes --index (every side but pgr on the road index),
+#                       SERVICE_PGBENCH_LANES=N passes --lanes N (the service's lanes a GPU)
 #   sql-arrays          cost matrices as rows vs arrays vs pgRouting, GPU and CPU (sql_bench --suite arrays)
 #   index-custom        re-customizing New York's kept index after committed changes, CPU vs GPU, in
 #                       SQL (bench/index_customization_bench.sh) on a server without the service
@@ -331,7 +332,8 @@ for part in $bench; do
       seconds=${SERVICE_PGBENCH_SECONDS:-60}
       bench_run "$part" service_pgbench.md bash bench/service_pgbench.sh --duration "$seconds" \
         --pgr-duration $((seconds < 30 ? seconds : 30)) ${SERVICE_PGBENCH_SIDES:+--sides "$SERVICE_PGBENCH_SIDES"} \
-        ${SERVICE_PGBENCH_MATRIX:+--matrix} ${SERVICE_PGBENCH_INDEX:+--index} ;;
+        ${SERVICE_PGBENCH_MATRIX:+--matrix} ${SERVICE_PGBENCH_INDEX:+--index} \
+        ${SERVICE_PGBENCH_LANES:+--lanes "$SERVICE_PGBENCH_LANES"} ;;
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     sql-auto)

@@ -58,8 +58,14 @@ struct SolveRequest {
   bool compact_targets = false;
   // Optional out: source_count rows of vertex_count indices into graph.reverse (the arc by which
   // the shortest path enters the vertex), kNoArc for the source and for unreachable vertices.
-  // Requires graph.reverse. Never combined with targets.
+  // Requires graph.reverse. Never combined with targets, but for own_target_distances.
   ArcIndex* predecessor_arcs = nullptr;
+  // Paths without rows, for an engine whose supports_paths_without_rows() is true: with targets,
+  // target_offsets and predecessor_arcs, distances holds only each source's own targets
+  // (target_count entries, entry i for targets[i]) while predecessor_arcs gets every row in full.
+  // Paths read from the predecessors equal trace_path's on the rows, and a GPU engine moves 4
+  // bytes a vertex to the host instead of 8.
+  bool own_target_distances = false;
 };
 
 // What an engine reports about a run, for gpu_routing_last_run().
@@ -86,6 +92,8 @@ class ShortestPathEngine {
   virtual int preferred_batch_size() const { return 1; }
   // Whether solve() honours SolveRequest::compact_targets.
   virtual bool supports_compact_targets() const { return false; }
+  // Whether solve() takes own_target_distances (see SolveRequest).
+  virtual bool supports_paths_without_rows() const { return false; }
   // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when
   // options.cancel is raised, RoutingError on failure.
   virtual void solve(const SolveRequest& request) = 0;

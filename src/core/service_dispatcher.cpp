@@ -548,7 +548,8 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
 }
 
 void ServiceDispatcher::write_traced_paths(const Job& job, char* io, const double* row,
-                                           const Graph& graph) {
+                                           const double* own_distances,
+                                           const ArcIndex* predecessor_row, const Graph& graph) {
   const std::size_t targets = static_cast<std::size_t>(job.target_count);
   const VertexIndex source = *reinterpret_cast<const VertexIndex*>(io + job.sources_offset);
   const auto* target_ids = reinterpret_cast<const VertexIndex*>(io + job.targets_offset);
@@ -560,9 +561,11 @@ void ServiceDispatcher::write_traced_paths(const Job& job, char* io, const doubl
   std::uint64_t used = 0;
   for (std::size_t j = 0; j < targets; ++j) {
     const VertexIndex target = target_ids[j];
-    distances[j] = row[target];
-    if (fits && target != source && row[target] < kInfinity) {
-      const std::vector<ArcIndex> path = trace_path(graph.reverse, row, source, target);
+    distances[j] = row != nullptr ? row[target] : own_distances[j];
+    if (fits && target != source && distances[j] < kInfinity) {
+      const std::vector<ArcIndex> path =
+          row != nullptr ? trace_path(graph.reverse, row, source, target)
+                         : path_from_predecessors(graph.reverse, predecessor_row, source, target);
       if (path.size() > job.path_capacity - used) {
         fits = false;  // more path than room: the backend asks for the row instead
       } else {
@@ -870,7 +873,26 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     std::shared_ptr<SharedMapping> io_mapping = io_for(first);
     check_job(first, *io_mapping, graph);
     char* io = static_cast<char*>(io_mapping->data());
-    if (first.flags & kFlagTracePaths) {
+    if ((first.flags & kFlagTracePaths) && has_reverse(graph) &&
+        engine.supports_paths_without_rows()) {
+      // Only the predecessors come from the engine; the paths go back, read from them.
+      const int offsets[2] = {0, first.target_count};
+      SolveRequest request;
+      request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
+      request.source_count = 1;
+      request.targets = reinterpret_cast<const VertexIndex*>(io + first.targets_offset);
+      request.target_count = first.target_count;
+      request.target_offsets = offsets;
+      request.own_target_distances = true;
+      request.distances = static_cast<double*>(worker.scratch_distances.get(
+          static_cast<std::size_t>(first.target_count) * sizeof(double)));
+      request.predecessor_arcs =
+          static_cast<ArcIndex*>(worker.scratch_arcs.get(n * sizeof(ArcIndex)));
+      engine.solve(request);
+      Stopwatch trace;
+      write_traced_paths(first, io, nullptr, request.distances, request.predecessor_arcs, graph);
+      report.transfer_ms += trace.elapsed_ms();
+    } else if (first.flags & kFlagTracePaths) {
       // The row stays here: the paths to the targets go back, traced from it.
       SolveRequest request;
       request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
@@ -881,7 +903,7 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
       request.distances = distances;
       engine.solve(request);
       Stopwatch trace;
-      write_traced_paths(first, io, distances, graph);
+      write_traced_paths(first, io, distances, nullptr, nullptr, graph);
       report.transfer_ms += trace.elapsed_ms();
     } else {
       solve_rows_alone(engine, first, io, n);
@@ -895,7 +917,7 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     // that is all its path is traced through.
     std::vector<VertexIndex> sources;
     sources.reserve(group.size());
-    bool all_targets = true;
+    bool all_targets = true, all_traced = true;
     std::vector<VertexIndex> targets;
     std::vector<int> target_offsets{0};
     std::vector<std::shared_ptr<SharedMapping>> mappings(group.size());
@@ -918,6 +940,7 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
       check_job(job, *mappings[i], graph);
       const char* io = static_cast<const char*>(mappings[i]->data());
       sources.push_back(*reinterpret_cast<const VertexIndex*>(io + job.sources_offset));
+      if (!(job.flags & kFlagTracePaths)) all_traced = false;
       if (!(job.flags & kFlagTargets) || job.target_count <= 0) {
         all_targets = false;
       } else if (all_targets) {
@@ -926,17 +949,24 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
         target_offsets.push_back(static_cast<int>(targets.size()));
       }
     }
-    auto* distances =
-        static_cast<double*>(worker.scratch_distances.get(group.size() * n * sizeof(double)));
+    // Every request a traced path, on an engine that can leave its rows where they are: only the
+    // predecessors and each request's own targets' distances come back (a quarter of the bytes of
+    // full rows and predecessors, half of the rows alone).
+    const bool without_rows = all_traced && all_targets && !predecessors && has_reverse(graph) &&
+                              target_offsets.size() == group.size() + 1 &&
+                              engine.supports_paths_without_rows();
+    auto* distances = static_cast<double*>(worker.scratch_distances.get(
+        (without_rows ? targets.size() : group.size() * n) * sizeof(double)));
     auto* arcs =
-        predecessors
+        predecessors || without_rows
             ? static_cast<ArcIndex*>(worker.scratch_arcs.get(group.size() * n * sizeof(ArcIndex)))
             : nullptr;
     SolveRequest request;
     request.sources = sources.data();
     request.source_count = static_cast<int>(sources.size());
     request.distances = distances;
-    if (predecessors) request.predecessor_arcs = arcs;
+    if (predecessors || without_rows) request.predecessor_arcs = arcs;
+    request.own_target_distances = without_rows;
     if (all_targets && !predecessors && !targets.empty()) {
       request.targets = targets.data();
       request.target_count = static_cast<int>(targets.size());
@@ -954,8 +984,13 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     for (std::size_t i = 0; i < group.size(); ++i) {
       char* io = destinations[i];
       if (io == nullptr) continue;
+      if (without_rows) {
+        write_traced_paths(group[i], io, nullptr, distances + target_offsets[i], arcs + i * n,
+                           graph);
+        continue;
+      }
       if (group[i].flags & kFlagTracePaths) {
-        write_traced_paths(group[i], io, distances + i * n, graph);
+        write_traced_paths(group[i], io, distances + i * n, nullptr, nullptr, graph);
         continue;
       }
       std::memcpy(io + group[i].distances_offset, distances + i * n, n * sizeof(double));

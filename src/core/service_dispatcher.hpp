@@ -183,9 +183,11 @@ class ServiceDispatcher {
   // Throws unless the job's arrays lie inside its I/O segment and its vertices inside `graph`:
   // a request names segments and offsets, and nothing else guarantees they agree.
   void check_job(const Job& job, const SharedMapping& io, const Graph& graph) const;
-  // kFlagTracePaths: the job's targets' distances and the paths to them, traced from `row` (its
-  // source's whole row) into its I/O segment `io`; the slot says whether they fit.
-  void write_traced_paths(const Job& job, char* io, const double* row, const Graph& graph);
+  // kFlagTracePaths: the job's targets' distances and the paths to them into its I/O segment
+  // `io`, traced from `row` (its source's whole row) or, with row null, read from its
+  // predecessor row with its targets' distances given; the slot says whether they fit.
+  void write_traced_paths(const Job& job, char* io, const double* row, const double* own_distances,
+                          const ArcIndex* predecessor_row, const Graph& graph);
   void make_room(Worker& worker, std::size_t needed, const CachedEngine* keep);
   // Takes the worker's engines that `which` picks out of its list (under mutex_, then the
   // graphs are published) and frees them with its GPU's lock held exclusively.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../../kernels/gpu_engines.hpp"
 #include "cch.hpp"
 #include "engine.hpp"
 #include "gpu.hpp"
@@ -104,6 +105,70 @@ TEST(GpuCch, EqualsTheCpuIndexAndTheReferenceOnRandomGraphs) {
   }
 }
 
+// Paths without rows (the GPU service's traced routes): each source's own targets' distances and
+// full predecessor rows, equal to the CPU's rows and the rule applied to them; zero-cost ties
+// leave vertices pending on the device, resolved on the host from the row.
+TEST(GpuCch, PathsWithoutRowsEqualTheRuleOnTheRows) {
+  SKIP_WITHOUT_GPU();
+  const EngineInfo* cpu = find_engine("cch", Device::kCpu);
+  ASSERT_NE(cpu, nullptr);
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 50 + static_cast<int>(seed * 53 % 300);
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = true;
+    spec.zero_weights = seed % 2 == 0;
+    spec.max_weight = seed % 3 == 0 ? 2 : 50;
+    spec.components = 1 + static_cast<int>(seed % 2);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 1);
+    ensure_reverse(g);
+    const std::string what = testing::describe(spec, seed);
+    const auto n = static_cast<std::size_t>(g.vertex_count());
+    // 40 sources (a sweep of 32 and one of 8), 0 to 3 targets each, some of them the source.
+    const auto sources = spread_sources(g.vertex_count(), 40);
+    std::vector<VertexIndex> targets;
+    std::vector<int> offsets{0};
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      for (std::size_t j = 0; j < i % 4; ++j)
+        targets.push_back(j == 2 ? sources[i]
+                                 : static_cast<VertexIndex>((i * 131 + j * 17 + seed) % n));
+      offsets.push_back(static_cast<int>(targets.size()));
+    }
+    auto on_gpu = gpu_cch().create(g, EngineOptions{});
+    ASSERT_TRUE(on_gpu->supports_paths_without_rows());
+    std::vector<double> own(targets.size(), -1.0);
+    std::vector<ArcIndex> predecessors(sources.size() * n, -7);
+    SolveRequest request;
+    request.sources = sources.data();
+    request.source_count = static_cast<int>(sources.size());
+    request.targets = targets.data();
+    request.target_count = static_cast<int>(targets.size());
+    request.target_offsets = offsets.data();
+    request.own_target_distances = true;
+    request.distances = own.data();
+    request.predecessor_arcs = predecessors.data();
+    on_gpu->solve(request);
+    auto on_cpu = cpu->create(g, EngineOptions{});
+    Rows want = run(*on_cpu, g, sources, 40, false);
+    std::vector<ArcIndex> rule(n);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const double* row = want.distances.data() + i * n;
+      compute_predecessors(g.reverse, row, sources[i], rule.data());
+      for (std::size_t v = 0; v < n; ++v)
+        ASSERT_EQ(predecessors[i * n + v], rule[v]) << what << " source " << i << " vertex " << v;
+      for (int k = offsets[i]; k < offsets[i + 1]; ++k) {
+        const auto target = static_cast<std::size_t>(targets[static_cast<std::size_t>(k)]);
+        ASSERT_EQ(own[static_cast<std::size_t>(k)], row[target]) << what << " source " << i;
+        ASSERT_EQ(path_from_predecessors(g.reverse, predecessors.data() + i * n, sources[i],
+                                         targets[static_cast<std::size_t>(k)]),
+                  trace_path(g.reverse, row, sources[i], targets[static_cast<std::size_t>(k)]))
+            << what << " source " << i;
+      }
+    }
+  }
+}
+
 // A road-like graph: a grid with random travel times, one-way streets and a river with bridges.
 Graph road_grid(int side, unsigned seed) {
   EdgeTable t;
@@ -172,6 +237,67 @@ TEST(GpuCch, SharedIndexCompactRowsAndOwnPaths) {
     if (want != kInfinity) ASSERT_EQ(at, t);
   }
   EXPECT_NE(engine->report().notes.find("shared"), std::string::npos) << engine->report().notes;
+}
+
+// The sweep's layouts: the top level by level, the bottom's subtrees in groups of one block each
+// (none, small, the default, one group for nearly everything), lanes by degree or forced, blocks
+// of several sizes, the launches captured or not: every one gives the CPU's rows bit for bit.
+TEST(GpuCch, EveryLayoutOfTheSweepEqualsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(150, 7);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  EngineOptions options;
+  options.road_index = &index;
+  auto engine = gpu_cch().create(g, options);
+  const auto n = static_cast<std::size_t>(g.vertex_count());
+  struct Layout {
+    int subtree, lanes, block, passes;
+    bool graphs;
+    int per_block = 0;
+  };
+  const std::vector<Layout> layouts = {{-1, 0, 0, 2, true},           {0, 0, 0, 2, true},
+                                       {0, 16, 0, 2, true},           {64, 0, 0, 2, true, 1},
+                                       {64, 2, 64, 1, false, 5},      {4096, 32, 1024, 8, true, 32},
+                                       {1000000, 0, 256, 2, true, 3}, {-1, 4, 0, 2, false, 2}};
+  for (const Layout& layout : layouts) {
+    gpu::set_phast_subtree_vertices(layout.subtree);
+    gpu::set_phast_lanes(layout.lanes);
+    gpu::set_phast_group_block(layout.block);
+    gpu::set_phast_one_block_passes(layout.passes);
+    gpu::set_phast_graphs(layout.graphs);
+    gpu::set_phast_group_sources(layout.per_block);
+    const std::string what = "subtrees " + std::to_string(layout.subtree) + ", " +
+                             std::to_string(layout.per_block) + " sources a block, lanes " +
+                             std::to_string(layout.lanes) + ", block " +
+                             std::to_string(layout.block) + ", passes " +
+                             std::to_string(layout.passes) + (layout.graphs ? "" : ", no graphs");
+    for (const int k : {1, 17, 32}) {
+      std::vector<VertexIndex> sources;
+      for (int i = 0; i < k; ++i)
+        sources.push_back(static_cast<VertexIndex>((static_cast<std::size_t>(i) * 4253 + 11) % n));
+      Rows got = run(*engine, g, sources, k, false);
+      std::vector<double> want(n);
+      for (int i = 0; i < k; ++i) {
+        index.one_to_all(sources[static_cast<std::size_t>(i)], want.data());
+        for (std::size_t v = 0; v < n; ++v)
+          ASSERT_EQ(got.distances[static_cast<std::size_t>(i) * n + v], want[v])
+              << what << ", " << k << " sources, source " << i << " vertex " << v;
+      }
+    }
+    if (layout.subtree == 0)
+      EXPECT_NE(engine->report().notes.find("0 groups"), std::string::npos)
+          << engine->report().notes;
+    if (layout.subtree == 1000000)
+      EXPECT_NE(engine->report().notes.find("0 top levels, then 1 groups"), std::string::npos)
+          << engine->report().notes;
+  }
+  gpu::set_phast_subtree_vertices(-1);
+  gpu::set_phast_lanes(0);
+  gpu::set_phast_group_block(0);
+  gpu::set_phast_one_block_passes(2);
+  gpu::set_phast_graphs(true);
+  gpu::set_phast_group_sources(0);
 }
 
 bool always_cancelled() {
