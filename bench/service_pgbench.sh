@@ -363,7 +363,7 @@ service_server() {
   else
     label_text="$label_text, every GPU ($(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true))"
   fi
-  label_text="$label_text, $(psql_quiet -c "SHOW gpu_routing.service_lanes") lanes a GPU (0: 2)"
+  label_text="$label_text, $(psql_quiet -c "SHOW gpu_routing.service_lanes") lanes a GPU (0: 3)"
   case "$line" in
     ready*) run_side "$side" "$label_text" "$work/kept.sql" "$device_option" "$duration" "$warmup" ;;
     *) label[$side]=$label_text state[$side]="failed: the service is not ready: $line" ;;

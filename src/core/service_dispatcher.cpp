@@ -164,6 +164,15 @@ int ServiceDispatcher::live_workers() const {
   return live;
 }
 
+std::vector<int> ServiceDispatcher::live_devices() const {
+  std::vector<int> devices;
+  for (const auto& worker : workers_)
+    if (!worker->failed && worker->device >= 0 &&
+        std::find(devices.begin(), devices.end(), worker->device) == devices.end())
+      devices.push_back(worker->device);
+  return devices;
+}
+
 bool ServiceDispatcher::poll_worker(const void* context) {
   const auto* worker = static_cast<const Worker*>(context);
   const ServiceDispatcher* self = worker->owner;
@@ -281,9 +290,11 @@ void ServiceDispatcher::collect() {
     job.paths_offset = slot.paths_offset;
     job.path_capacity = slot.path_capacity;
     // Many sources go to every device, a contiguous share each, as the in-backend multi-device
-    // engines split them. Not the dense engines: each part would close the whole matrix.
+    // engines split them: one part a GPU (its lanes share its multiprocessors), one a worker in
+    // CPU mode. Not the dense engines: each part would close the whole matrix.
     const EngineInfo* info = find_service_engine(job.engine, mode_);
-    const int live = live_workers();
+    const std::vector<int> devices = live_devices();
+    const int live = devices.empty() ? live_workers() : static_cast<int>(devices.size());
     const int parts = !(job.flags & kFlagBatchable) && info != nullptr && !info->dense &&
                               live > 1 && job.source_count > 1
                           ? std::min(live, job.source_count)
@@ -302,6 +313,7 @@ void ServiceDispatcher::collect() {
           static_cast<int>(static_cast<std::int64_t>(job.source_count) * (p + 1) / parts);
       part.row_count = next - part.first_row;
       part.split = split;
+      if (!devices.empty()) part.part_device = devices[static_cast<std::size_t>(p)];
       collected.push_back(std::move(part));
     }
   }
@@ -331,6 +343,12 @@ bool ServiceDispatcher::reserved_by_other(const Worker& worker, const Job& job) 
 }
 
 bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
+  // A part meant for another GPU is left to it while that GPU serves.
+  if (job.part_device >= 0 && job.part_device != worker.device) {
+    const std::vector<int> devices = live_devices();
+    if (std::find(devices.begin(), devices.end(), job.part_device) != devices.end()) return false;
+  }
+  if (job.part_device >= 0 && job.part_device == worker.device) return true;
   if (holds(worker, job)) return true;
   // An idle device that holds the graph takes it; a busy one that holds it is waited for only
   // when this device has no room for another copy (a graph lives on every device with room).

@@ -40,7 +40,7 @@ constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
 constexpr std::uint32_t kLayoutVersion = 4;
 constexpr int kSlotCount = 256;
 constexpr int kMaxDevices = 32;   // worker entries: GPUs x lanes
-constexpr int kDefaultLanes = 2;  // gpu_routing.service_lanes = 0
+constexpr int kDefaultLanes = 3;  // gpu_routing.service_lanes = 0
 constexpr int kMaxListedGraphs = 64;
 constexpr std::size_t kNameBytes = 96;
 

@@ -145,7 +145,7 @@ void service_init() {
       &g_service_devices, 0, 0, kMaxDevices, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "gpu_routing.service_lanes",
-      "Workers of the GPU service per GPU (0 = 2), whose launches overlap on the GPU.",
+      "Workers of the GPU service per GPU (0 = 3), whose launches overlap on the GPU.",
       "Each lane has its own engines (its own copy of a graph it serves) and CUDA stream: while "
       "one lane's launch of a few dozen routes runs, another's runs beside it on the "
       "multiprocessors the first leaves idle.",

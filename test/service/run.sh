@@ -397,13 +397,20 @@ gpu_count=$(device_rows | grep -o 'CUDA device [0-9]*' | sort -u | grep -c .)
 if [ "$device_count" -lt 2 ]; then
   pass "devices: skipped (the service serves from $device_count device(s))"
 else
-  # Many sources: split over the devices, each part's rows exact.
+  # Many sources: split over the devices (one part a GPU, whatever its lanes; a part a worker in
+  # CPU mode), each part's rows exact.
   # The reference: the same sources one call each (a single source is never split).
   split_sql="SELECT md5(string_agg(source || ':' || node || ':' || distance || ':' || coalesce(predecessor, -1), ',' ORDER BY source, node)) FROM gpu_sssp('graph:svc_rome', ARRAY[1, 500, 3000, 7, 2500, 1200])"
   want_split=$(q -c "SELECT md5(string_agg(s || ':' || node || ':' || distance || ':' || coalesce(predecessor, -1), ',' ORDER BY s, node)) FROM unnest(ARRAY[1, 500, 3000, 7, 2500, 1200]::bigint[]) s, LATERAL gpu_sssp('graph:svc_rome', s)")
   got_split=$(q -c "$split_sql; SELECT notes FROM gpu_routing_last_run()" | tr '\n' '|')
-  if [ "${got_split%%|*}" = "$want_split" ] && echo "$got_split" | grep -q "rows split over $device_count service workers"; then
-    pass "devices: six sources split over the $device_count devices, rows exact (${got_split#*|})"
+  if [ "$gpu_count" -lt 2 ]; then
+    if [ "${got_split%%|*}" = "$want_split" ] && ! echo "$got_split" | grep -q "rows split"; then
+      pass "devices: six sources on the one GPU's lanes: one part, rows exact (${got_split#*|})"
+    else
+      fail "devices: not split over lanes of one GPU" "want $want_split, got $got_split"
+    fi
+  elif [ "${got_split%%|*}" = "$want_split" ] && echo "$got_split" | grep -q "rows split over $gpu_count service workers"; then
+    pass "devices: six sources split over the $gpu_count devices, rows exact (${got_split#*|})"
   else
     fail "devices: split" "want $want_split, got $got_split"
   fi
