@@ -46,8 +46,8 @@ constexpr int kSweepBlock = 256;
 constexpr int kOneBlockThreads = 1024;
 // A level whose threads (ranks x sources x lanes) fit this many passes of one block runs inside
 // the one-block loop: a launch costs a few microseconds, a block barrier a fraction of one.
-// Larger levels get the whole GPU. New York's landmark order has 378 levels of at most 2,654
-// ranks (set_phast_one_block_passes lets phast_bench compare).
+// Larger levels get the whole GPU. New York's top has 224 levels, most of a few ranks
+// (set_phast_one_block_passes lets phast_bench compare).
 int g_one_block_passes = 2;
 // Sources per sweep: enough for the sweep to be bandwidth-bound rather than latency-bound, few
 // enough that the distance table (vertices x sources x 8 bytes) stays small (New York, 32: 68 MB).
@@ -70,7 +70,10 @@ int lanes_covering(double degree) {
 }
 // The bottom's subtrees: at most this many ranks each, packed into groups of at most as many
 // ranks, one block of kGroupBlock threads a group (set_phast_subtree_vertices; 0: no bottom, every
-// level its own step over the whole GPU).
+// level its own step over the whole GPU). phast_bench on an H100, New York, against every level
+// over the whole GPU: a lone tree 1.29 -> 1.05 ms, 16 a sweep 0.176 -> 0.163 ms a tree, 32
+// 0.112 -> 0.105 (docs/results/h100_phast_bottom_groups.md); subtrees of 1024 or 16384 ranks, or
+// one block for all of a sweep's sources, did worse.
 constexpr int kSubtreeVertices = 4096;
 constexpr int kGroupBlock = 512;
 int g_subtree_vertices = -1;  // negative: kSubtreeVertices
@@ -867,8 +870,8 @@ const std::vector<EngineInfo>& cch_engines() {
   static const std::vector<EngineInfo> table = {
       {"cch", Device::kGpu, true, true, false,
        "the road index on the GPU: PHAST sweeps of the customizable contraction hierarchy, "
-       "32 sources a sweep, level by level (the hierarchy made on the host, kept with a kept "
-       "graph)",
+       "32 sources a sweep: the top separators level by level, the small subtrees below them "
+       "in one launch (the hierarchy made on the host, kept with a kept graph)",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return std::make_unique<GpuCchEngine>(g, o);
        },
