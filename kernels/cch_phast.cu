@@ -452,6 +452,10 @@ class GpuCchEngine final : public ShortestPathEngine {
     const double transfer_before = report_.transfer_ms;
     use_device(device_);
     prepare_hierarchy();
+    if (request.own_target_distances &&
+        (request.target_offsets == nullptr || request.predecessor_arcs == nullptr))
+      throw RoutingError(ErrorKind::kInternal,
+                         "paths without rows need each source's targets and predecessor rows");
     const bool compact = request.compact_targets && request.targets != nullptr;
     if (compact) prepare_targets(request);
     if (request.predecessor_arcs != nullptr) prepare_reverse();
