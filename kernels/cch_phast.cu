@@ -194,7 +194,6 @@ __global__ void sweep_level_kernel(const ArcIndex* __restrict__ first,
   pull_item(first, head, down, table, begin, (end - begin) * k, k, 0, k, lanes, t);
 }
 
-// Levels [level_begin, level_end) in one block, a barrier after each.
 // Steps [step_begin, step_end) in one block, a barrier after each: step s covers positions
 // [step_first[s], step_first[s + 1]) with step_lanes[s] lanes an item, for the `width` sources
 // from j0.
@@ -730,7 +729,8 @@ class GpuCchEngine final : public ShortestPathEngine {
   void deliver_paths(const SolveRequest& request, int first, int count, std::size_t n) {
     cudaStream_t stream = stream_->get();
     if (paths_bytes_ == 0) {
-      const std::size_t bytes = n * kSourcesPerSweep * sizeof(ArcIndex) + kSourcesPerSweep * 4;
+      const std::size_t bytes =
+          n * kSourcesPerSweep * sizeof(ArcIndex) + kSourcesPerSweep * sizeof(unsigned int);
       require(bytes, "the road index's predecessor rows on the GPU");
       predecessor_rows_.allocate(n * kSourcesPerSweep);
       pending_.allocate(kSourcesPerSweep);
@@ -742,8 +742,8 @@ class GpuCchEngine final : public ShortestPathEngine {
                   stream>>>(table_.data(), position_of_vertex_.data(), static_cast<std::int64_t>(n),
                             count, count, rows_.data());
     GPU_ROUTING_CUDA_CHECK_LAUNCH();
-    GPU_ROUTING_CUDA_CHECK(
-        cudaMemsetAsync(pending_.data(), 0, static_cast<std::size_t>(count) * 4, stream));
+    GPU_ROUTING_CUDA_CHECK(cudaMemsetAsync(
+        pending_.data(), 0, static_cast<std::size_t>(count) * sizeof(unsigned int), stream));
     for (int j = 0; j < count; ++j)
       launch_predecessor_first_stage(
           reverse_, rows_.data() + static_cast<std::size_t>(j) * n, request.sources[first + j],

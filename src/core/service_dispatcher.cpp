@@ -343,12 +343,12 @@ bool ServiceDispatcher::reserved_by_other(const Worker& worker, const Job& job) 
 }
 
 bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
-  // A part meant for another GPU is left to it while that GPU serves.
-  if (job.part_device >= 0 && job.part_device != worker.device) {
+  // A part is its GPU's; one meant for another GPU is left to it while that GPU serves.
+  if (job.part_device >= 0) {
+    if (job.part_device == worker.device) return true;
     const std::vector<int> devices = live_devices();
     if (std::find(devices.begin(), devices.end(), job.part_device) != devices.end()) return false;
   }
-  if (job.part_device >= 0 && job.part_device == worker.device) return true;
   if (holds(worker, job)) return true;
   // An idle device that holds the graph takes it; a busy one that holds it is waited for only
   // when this device has no room for another copy (a graph lives on every device with room).
@@ -891,37 +891,29 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     std::shared_ptr<SharedMapping> io_mapping = io_for(first);
     check_job(first, *io_mapping, graph);
     char* io = static_cast<char*>(io_mapping->data());
-    if ((first.flags & kFlagTracePaths) && has_reverse(graph) &&
-        engine.supports_paths_without_rows()) {
-      // Only the predecessors come from the engine; the paths go back, read from them.
+    if (first.flags & kFlagTracePaths) {
+      // The paths to the targets go back: traced from the row, which stays here, or read from the
+      // predecessors where the engine can leave its rows where they are.
+      const bool without_rows = has_reverse(graph) && engine.supports_paths_without_rows();
       const int offsets[2] = {0, first.target_count};
       SolveRequest request;
       request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
       request.source_count = 1;
       request.targets = reinterpret_cast<const VertexIndex*>(io + first.targets_offset);
       request.target_count = first.target_count;
-      request.target_offsets = offsets;
-      request.own_target_distances = true;
       request.distances = static_cast<double*>(worker.scratch_distances.get(
-          static_cast<std::size_t>(first.target_count) * sizeof(double)));
-      request.predecessor_arcs =
-          static_cast<ArcIndex*>(worker.scratch_arcs.get(n * sizeof(ArcIndex)));
+          (without_rows ? static_cast<std::size_t>(first.target_count) : n) * sizeof(double)));
+      if (without_rows) {
+        request.target_offsets = offsets;
+        request.own_target_distances = true;
+        request.predecessor_arcs =
+            static_cast<ArcIndex*>(worker.scratch_arcs.get(n * sizeof(ArcIndex)));
+      }
       engine.solve(request);
       Stopwatch trace;
-      write_traced_paths(first, io, nullptr, request.distances, request.predecessor_arcs, graph);
-      report.transfer_ms += trace.elapsed_ms();
-    } else if (first.flags & kFlagTracePaths) {
-      // The row stays here: the paths to the targets go back, traced from it.
-      SolveRequest request;
-      request.sources = reinterpret_cast<const VertexIndex*>(io + first.sources_offset);
-      request.source_count = 1;
-      request.targets = reinterpret_cast<const VertexIndex*>(io + first.targets_offset);
-      request.target_count = first.target_count;
-      auto* distances = static_cast<double*>(worker.scratch_distances.get(n * sizeof(double)));
-      request.distances = distances;
-      engine.solve(request);
-      Stopwatch trace;
-      write_traced_paths(first, io, distances, nullptr, nullptr, graph);
+      write_traced_paths(first, io, without_rows ? nullptr : request.distances,
+                         without_rows ? request.distances : nullptr, request.predecessor_arcs,
+                         graph);
       report.transfer_ms += trace.elapsed_ms();
     } else {
       solve_rows_alone(engine, first, io, n);
