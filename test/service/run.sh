@@ -21,7 +21,8 @@
 #   cancel:    statement_timeout = 500ms stops a long call in the service within 1.5 s (kept graph
 #              and edges_sql); the session's next call is answered.
 #   devices:   with two devices or more (gpu_routing.service_devices, or every GPU and its lanes):
-#              a call of six sources is split over them, rows exact; with two GPUs or more (or
+#              a call of six sources is split a part a GPU (a part a worker in CPU mode; one part
+#              on one GPU, whatever its lanes), rows exact; with two GPUs or more (or
 #              CPU workers) an injected device fault takes one device out (gpu_routing_info says
 #              so), the call is answered by another, nothing restarts; a fault on the last one
 #              fails its call and the service restarts with every device.
