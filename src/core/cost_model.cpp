@@ -18,6 +18,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_dijkstra_arc_ns", s.cpu_dijkstra_arc_ns);
   fn("cpu_dijkstra_far_factor", s.cpu_dijkstra_far_factor);
   fn("cpu_parallel_efficiency", s.cpu_parallel_efficiency);
+  fn("cpu_parallel_efficiency_small", s.cpu_parallel_efficiency_small);
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_fw_large_ns", s.cpu_fw_large_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
@@ -53,17 +54,33 @@ double early_exit_share(const CallCostShape& shape) {
   return k / (k + 1.0);
 }
 
-double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::int64_t sources) {
+// The CPU's speed-up from every worker a call can use, on a graph of `graph_bytes` (0: the large
+// graph's efficiency, as Floyd-Warshall's calibration assumed).
+double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::int64_t sources,
+                   double graph_bytes = 0) {
   const double workers = static_cast<double>(
       std::max<std::int64_t>(1, std::min<std::int64_t>(state.cpu_threads, sources)));
-  return std::max(1.0, workers * (workers > 1 ? speeds.cpu_parallel_efficiency : 1.0));
+  double efficiency = speeds.cpu_parallel_efficiency;
+  if (graph_bytes > 0) {
+    const double position = std::clamp(std::log(graph_bytes / kCpuSmallGraphBytes) /
+                                           std::log(kCpuLargeGraphBytes / kCpuSmallGraphBytes),
+                                       0.0, 1.0);
+    efficiency = speeds.cpu_parallel_efficiency_small +
+                 (speeds.cpu_parallel_efficiency - speeds.cpu_parallel_efficiency_small) * position;
+  }
+  return std::max(1.0, workers * (workers > 1 ? efficiency : 1.0));
 }
 
 // Writing rows overlaps the computing of the next batch: all but the first batch's compute (or
-// all but the last batch's rows) hide behind the other.
-double with_rows(double compute_ms, double emit_ms, double batches) {
+// all but the last batch's rows) hide behind the other, in full where the writer has a core to
+// itself. `shared_cores`: the search runs on every core, and the backend writing rows takes its
+// share of them; on the H100 host's 16 and the development machine's 2, the overlap of all-pairs
+// calls was 27-60% of the smaller of the two, not 90% (gpu_routing_last_run's compute, emit and
+// total): half is counted.
+double with_rows(double compute_ms, double emit_ms, double batches, bool shared_cores = false) {
   if (batches <= 1) return compute_ms + emit_ms;
-  const double overlap = std::min(compute_ms, emit_ms) * (batches - 1) / batches;
+  const double overlap =
+      std::min(compute_ms, emit_ms) * (batches - 1) / batches * (shared_cores ? 0.5 : 1.0);
   return compute_ms + emit_ms - overlap;
 }
 
@@ -200,7 +217,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       s.cpu_cch_query_us * std::sqrt(std::max(1.0, V) / std::max(1.0, s.cpu_cch_query_vertices));
 
   if (engine.device == Device::kCpu) {
-    const double speedup = cpu_speedup(s, state, shape.sources);
+    const double speedup = cpu_speedup(s, state, shape.sources, E * 12.0 + V * 8.0);
+    const bool shared_cores =
+        std::min<std::int64_t>(state.cpu_threads, std::max<std::int64_t>(1, shape.sources)) >=
+        state.hardware_threads;
     const double batch = std::max(1, state.cpu_threads) * 16.0;
     double compute = 0;
     if (name == "dijkstra") {
@@ -233,7 +253,7 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       }
       compute += index_build_ms;
     }
-    return with_rows(compute, emit_ms, batches_of(shape.sources, batch));
+    return with_rows(compute, emit_ms, batches_of(shape.sources, batch), shared_cores);
   }
 
   if (!state.gpu_usable) return -1;

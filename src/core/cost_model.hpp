@@ -35,6 +35,10 @@ struct MachineSpeeds {
   // Many sources on every thread: the speed-up over one thread per thread used (0.8 on 16
   // hyperthreads of the H100 host: 12.8x).
   double cpu_parallel_efficiency = 0.8;
+  // The same on a graph that stays in the caches (calibration's random graph of 4096 vertices and
+  // 16384 arcs, kCpuSmallGraphBytes): searches bound by the core, not by memory, gain less from
+  // a core's second hardware thread. Between the two graphs' sizes the model follows log(bytes).
+  double cpu_parallel_efficiency_small = 0.6;
   // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up), on a matrix of
   // 1024 vertices (8 MB) and of 2048 (32 MB): past the caches it grows (1.35x from 1024 to 2000
   // vertices on the development machine); between the two it follows log2(V).
@@ -122,8 +126,15 @@ struct DeviceState {
   // The engine kept with this graph ("gpu near_far"), "*" where the GPU service holds the graph
   // for every engine, or empty.
   std::string kept_engine;
-  int cpu_threads = 1;  // threads the CPU engines would use
+  int cpu_threads = 1;       // threads the CPU engines would use
+  int hardware_threads = 1;  // the machine's: where the engines take them all, rows are written
+                             // on a core the search also wants
 };
+
+// The sizes (arcs x 12 + vertices x 8 bytes) of calibration's graphs for the CPU's two parallel
+// efficiencies: the 4096-vertex random graph with 4 arcs a vertex, and the 512 x 512 grid.
+constexpr double kCpuSmallGraphBytes = 16384 * 12.0 + 4096 * 8.0;
+constexpr double kCpuLargeGraphBytes = 4.0 * 512 * 511 * 12.0 + 512.0 * 512 * 8.0;
 
 // Estimated milliseconds of what differs between engines for this call, or a negative value
 // where the model has no estimate for this engine (auto does not pick it).

@@ -336,6 +336,7 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
   DeviceState& state = costs.state;
   state.gpu_usable = gpus_.usable;
   state.cpu_threads = resolve_thread_count(options_.engine.threads);
+  state.hardware_threads = resolve_thread_count(0);
   state.service = options_.remote != nullptr;
   state.context_open = !state.service && gpu::context_memory_bytes() > 0;
   if (state.service && kept)
