@@ -9,6 +9,7 @@
 
 #include "cch.hpp"
 #include "parallel.hpp"
+#include "routing_call.hpp"
 
 namespace gpu_routing {
 
@@ -260,6 +261,41 @@ Calibration calibrate(const CalibrationOptions& options) {
     }
   }
   const double cpu_speedup = threads > 1 ? std::max(1.0, threads * s.cpu_parallel_efficiency) : 1.0;
+
+  // What a call adds per distance beyond its engine: all pairs of the small graph as cost arrays
+  // through a RoutingCall (batches computed one ahead, rows copied into each batch, as a SQL
+  // call does; the rows are not written) against the engine alone on the same sources, both on
+  // the threads a call would use.
+  {
+    CallOptions call_options;
+    call_options.device = DeviceSetting::kCpu;
+    call_options.apsp_algorithm = "dijkstra";
+    call_options.many_source = true;
+    call_options.cost_arrays = true;
+    call_options.engine = every_thread;
+    call_options.engine.threads = threads_leaving_a_writer_core(threads);
+    const gpu::Availability no_gpu;
+    const auto run_call = [&] {
+      RoutingCall call(CallKind::kAllPairs, small, call_options, no_gpu);
+      call.set_all_pairs();
+      call.prepare();
+      ResultBatch batch;
+      while (call.next_batch(batch)) cancel.throw_if_requested();
+    };
+    double call_ms = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 4; ++run) {
+      Stopwatch watch;
+      run_call();
+      if (run > 0) call_ms = std::min(call_ms, watch.elapsed_ms());  // run 0 warms up
+    }
+    EngineOptions engine_options = every_thread;
+    engine_options.threads = call_options.engine.threads;
+    const double engine_ms = time_fresh([&] { return dijkstra->create(small, engine_options); },
+                                        small, every_vertex(small), cancel);
+    const double cells = std::pow(static_cast<double>(small.vertex_count()), 2);
+    s.cpu_row_cell_ns = clamp_positive((call_ms - engine_ms) * 1e6 / cells, 0.05);
+    measured("cpu_row_cell_ns");
+  }
 
   // Blocked Floyd-Warshall on every thread, scaled to one thread's time (the model divides).
   auto cpu_fw_ns_on = [&](const Graph& matrix_graph) {

@@ -40,6 +40,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("gpu_fw_ns", s.gpu_fw_ns);
   fn("gpu_cch_sweep_ns", s.gpu_cch_sweep_ns);
   fn("emit_row_ns", s.emit_row_ns);
+  fn("cpu_row_cell_ns", s.cpu_row_cell_ns);
 }
 
 double blend(double local, double far, double far_fraction) {
@@ -74,9 +75,9 @@ double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::i
 // Writing rows overlaps the computing of the next batch: all but the first batch's compute (or
 // all but the last batch's rows) hide behind the other, in full where the writer has a core to
 // itself. `shared_cores`: the search runs on every core, and the backend writing rows takes its
-// share of them; on the H100 host's 16 and the development machine's 2, the overlap of all-pairs
-// calls was 27-60% of the smaller of the two, not 90% (gpu_routing_last_run's compute, emit and
-// total): half is counted.
+// share of them; then the overlap of all-pairs calls was 27-60% of the smaller of the two, not
+// 90% (gpu_routing_last_run's compute, emit and total, on the development machine's 2 cores and
+// the H100 host's 16): half is counted. With a core left to the writer (15 threads on 16), 80%.
 double with_rows(double compute_ms, double emit_ms, double batches, bool shared_cores = false) {
   if (batches <= 1) return compute_ms + emit_ms;
   const double overlap =
@@ -230,8 +231,9 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;
       compute = V * V * V * cpu_fw_ns_for(s, V) * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
-      return compute + emit_ms;  // the whole matrix first, then its rows
-    } else {                     // cch
+      // The whole matrix first, then its rows.
+      return compute + shape.result_cells * s.cpu_row_cell_ns * 1e-6 + emit_ms;
+    } else {  // cch
       // auto makes no index for a kept graph (gpu_graph_index or naming cch does, shared), nor
       // for a graph without small separators: a hierarchy of a random graph is nearly complete
       // (hop depths far below sqrt(V), as in expanders, tell those apart from road networks).
@@ -253,6 +255,7 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       }
       compute += index_build_ms;
     }
+    compute += shape.result_cells * s.cpu_row_cell_ns * 1e-6;  // on the batch thread alone
     return with_rows(compute, emit_ms, batches_of(shape.sources, batch), shared_cores);
   }
 

@@ -80,6 +80,10 @@ struct MachineSpeeds {
   double cpu_predecessor_ns = 8;
   // Writing a result row (tuplestore), for the overlap of computing and writing.
   double emit_row_ns = 50;
+  // A call's own work per distance a CPU engine hands back, beyond the engine: the batch
+  // thread's copy of it into the batch's rows or arrays, done between the engine's parallel
+  // runs (calibration: a call's all pairs of the small graph against the engine alone).
+  double cpu_row_cell_ns = 1;
 
   // Where these came from: "built-in", or "calibrated <time> on <hardware>".
   std::string origin = "built-in";

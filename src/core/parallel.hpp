@@ -8,6 +8,13 @@ namespace gpu_routing {
 // Threads to use for `requested` (0 = every core).
 int resolve_thread_count(int requested);
 
+// Threads for a many-source call on `cores` when the thread count is left to the extension:
+// every core but one on machines of 8 or more, whose backend writes rows while the engine
+// computes (on 2 cores the writer's share is worth less than a second engine thread).
+constexpr int threads_leaving_a_writer_core(int cores) {
+  return cores >= 8 ? cores - 1 : cores;
+}
+
 // Starts (or grows) the OpenMP pool to `threads` with signals blocked in the new workers.
 // Call on the backend's main thread before a parallel region. Cheap when the pool exists.
 void prepare_worker_threads(int threads);

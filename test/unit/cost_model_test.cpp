@@ -7,6 +7,7 @@
 #include "calibration.hpp"
 #include "cost_model.hpp"
 #include "engine_select.hpp"
+#include "parallel.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -195,6 +196,15 @@ TEST(CostModel, CpuAllPairsOnASmallGraphWithEveryCore) {
   EXPECT_LT(as_small, 230);
 }
 
+// Many-source calls leave the backend that writes their rows a core on machines of 8 or more.
+TEST(CostModel, ManySourceCallsLeaveTheWriterACore) {
+  EXPECT_EQ(threads_leaving_a_writer_core(16), 15);
+  EXPECT_EQ(threads_leaving_a_writer_core(8), 7);
+  EXPECT_EQ(threads_leaving_a_writer_core(4), 4);
+  EXPECT_EQ(threads_leaving_a_writer_core(2), 2);
+  EXPECT_EQ(threads_leaving_a_writer_core(1), 1);
+}
+
 // A calibration on this machine's CPU (the GPU not asked for): every CPU speed measured and
 // positive, the GPU's left built-in and said so.
 TEST(Calibration, MeasuresTheCpu) {
@@ -208,11 +218,13 @@ TEST(Calibration, MeasuresTheCpu) {
   EXPECT_GE(result.speeds.cpu_fw_large_ns, result.speeds.cpu_fw_ns);
   EXPECT_GT(result.speeds.cpu_parallel_efficiency_small, 0);
   EXPECT_LE(result.speeds.cpu_parallel_efficiency_small, 1.5);
+  EXPECT_GT(result.speeds.cpu_row_cell_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
-  for (const char* name : {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns",
-                           "cpu_parallel_efficiency", "cpu_parallel_efficiency_small", "cpu_fw_ns",
-                           "cpu_fw_large_ns", "cpu_cch_sweep_ns", "cpu_cch_query_us"})
+  for (const char* name :
+       {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_parallel_efficiency",
+        "cpu_parallel_efficiency_small", "cpu_fw_ns", "cpu_fw_large_ns", "cpu_cch_sweep_ns",
+        "cpu_cch_query_us", "cpu_row_cell_ns"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
         << name;
