@@ -73,11 +73,13 @@ double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::i
 }
 
 // Writing rows overlaps the computing of the next batch: all but the first batch's compute (or
-// all but the last batch's rows) hide behind the other, in full where the writer has a core to
-// itself. `shared_cores`: the search runs on every core, and the backend writing rows takes its
-// share of them; then the overlap of all-pairs calls was 27-60% of the smaller of the two, not
-// 90% (gpu_routing_last_run's compute, emit and total, on the development machine's 2 cores and
-// the H100 host's 16): half is counted. With a core left to the writer (15 threads on 16), 80%.
+// all but the last batch's rows) hide behind the other, in full where the writer has the machine
+// mostly to itself. `shared_cores`: the search runs on every core, or on every core but the
+// writer's; the writer then competes with it for cores, caches and memory. The overlap of
+// all-pairs calls measured 27-60% of the smaller of the two with every core busy (the development
+// machine's 2, the H100 host's 16), 80% on a 4096-vertex graph with a core left to the writer,
+// and the dense 2000-vertex graph's rows were written at 80 ns each against 53 beside a GPU
+// engine (gpu_routing_last_run's compute, emit and total): half is counted.
 double with_rows(double compute_ms, double emit_ms, double batches, bool shared_cores = false) {
   if (batches <= 1) return compute_ms + emit_ms;
   const double overlap =
@@ -219,9 +221,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
 
   if (engine.device == Device::kCpu) {
     const double speedup = cpu_speedup(s, state, shape.sources, E * 12.0 + V * 8.0);
+    // The search on every core (or every core but the writer's): writing rows competes with it.
     const bool shared_cores =
         std::min<std::int64_t>(state.cpu_threads, std::max<std::int64_t>(1, shape.sources)) >=
-        state.hardware_threads;
+        std::max(1, state.hardware_threads - 1);
     const double batch = std::max(1, state.cpu_threads) * 16.0;
     double compute = 0;
     if (name == "dijkstra") {
