@@ -247,7 +247,7 @@ Calibration calibrate(const CalibrationOptions& options) {
       measured("cpu_parallel_efficiency");
       // The same on a graph that stays in the caches (kCpuSmallGraphBytes), a batch of the CPU
       // engines' size (16 sources a thread) against 64 sources on one thread: on the H100 host
-      // all pairs of such a graph ran at half the grid's efficiency.
+      // it measured 0.66-0.95 where the grid's was 0.61-0.64.
       const auto small_one = spread_sources(small, 64);
       const auto small_many = spread_sources(small, threads * 16);
       const double one_thread_ms = time_fresh(fresh(small, one_thread), small, small_one, cancel) /

@@ -32,12 +32,12 @@ struct MachineSpeeds {
   double cpu_dijkstra_vertex_ns = 60;
   double cpu_dijkstra_arc_ns = 8;
   double cpu_dijkstra_far_factor = 3;
-  // Many sources on every thread: the speed-up over one thread per thread used (0.8 on 16
-  // hyperthreads of the H100 host: 12.8x).
+  // Many sources on every thread: the speed-up over one thread per thread used (0.8 on the 16
+  // cores of the H100 host: 12.8x; 0.61-0.64 there in later calibrations).
   double cpu_parallel_efficiency = 0.8;
   // The same on a graph that stays in the caches (calibration's random graph of 4096 vertices and
-  // 16384 arcs, kCpuSmallGraphBytes): searches bound by the core, not by memory, gain less from
-  // a core's second hardware thread. Between the two graphs' sizes the model follows log(bytes).
+  // 16384 arcs, kCpuSmallGraphBytes), which scales differently (0.66-0.95 on the H100 host).
+  // Between the two graphs' sizes the model follows log(bytes).
   double cpu_parallel_efficiency_small = 0.6;
   // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up), on a matrix of
   // 1024 vertices (8 MB) and of 2048 (32 MB): past the caches it grows (1.35x from 1024 to 2000

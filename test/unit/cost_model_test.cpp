@@ -153,8 +153,9 @@ TEST(CostModel, ChoicesOnTheBenchmarkShapes) {
 // All pairs of a graph that stays in the caches, written as rows by a backend that shares its
 // cores with the search: the CPU's estimate follows the small graph's parallel efficiency and
 // counts half the overlap of writing and computing. Speeds and shape from the H100 host
-// (docs/results/h100_auto): there the CPU's Dijkstra took 0.17-0.21 s against near_far's
-// 0.17-0.19, and the model said 86 ms against 167 before.
+// (docs/results/h100_auto), the small graph's efficiency set low to show its effect: there the
+// CPU's Dijkstra took 0.17-0.21 s against near_far's 0.17-0.19 on 16 threads, and the model said
+// 86 ms against 167 before.
 TEST(CostModel, CpuAllPairsOnASmallGraphWithEveryCore) {
   MachineSpeeds speeds;
   speeds.cpu_dijkstra_vertex_ns = 53.76;
