@@ -101,6 +101,20 @@ std::vector<VertexIndex> spread_sources(const Graph& graph, int count) {
   return sources;
 }
 
+// Milliseconds of run(), the fastest of `timed` runs after a warm-up run (cancel checked before
+// each).
+template <typename Run>
+double fastest_after_warmup(int timed, const CancelToken& cancel, Run&& run) {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int i = 0; i <= timed; ++i) {
+    cancel.throw_if_requested();
+    Stopwatch watch;
+    run();
+    if (i > 0) fastest = std::min(fastest, watch.elapsed_ms());  // run 0 warms up
+  }
+  return fastest;
+}
+
 // Milliseconds of solve(request) for `sources` (whole rows, or compact rows to `targets`, with
 // predecessors where asked): the fastest of five after a warm-up run. Another process on the
 // machine only ever slows a run down, so the fastest is the one nearest the machine's own speed;
@@ -124,14 +138,7 @@ double time_runs(const Graph& graph, const std::vector<VertexIndex>& sources,
     request.target_count = static_cast<int>(targets->size());
     request.compact_targets = true;
   }
-  double fastest = std::numeric_limits<double>::infinity();
-  for (int run = 0; run < 6; ++run) {
-    cancel.throw_if_requested();
-    Stopwatch watch;
-    solve(request);
-    if (run > 0) fastest = std::min(fastest, watch.elapsed_ms());  // run 0 warms up
-  }
-  return fastest;
+  return fastest_after_warmup(5, cancel, [&] { solve(request); });
 }
 
 // One engine, solving again and again.
@@ -282,12 +289,7 @@ Calibration calibrate(const CalibrationOptions& options) {
       ResultBatch batch;
       while (call.next_batch(batch)) cancel.throw_if_requested();
     };
-    double call_ms = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < 4; ++run) {
-      Stopwatch watch;
-      run_call();
-      if (run > 0) call_ms = std::min(call_ms, watch.elapsed_ms());  // run 0 warms up
-    }
+    const double call_ms = fastest_after_warmup(3, cancel, run_call);
     EngineOptions engine_options = every_thread;
     engine_options.threads = call_options.engine.threads;
     const double engine_ms = time_fresh([&] { return dijkstra->create(small, engine_options); },
