@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 namespace gpu_routing {
@@ -183,6 +184,55 @@ int hop_depth(const CsrGraph& graph, VertexIndex source) {
     }
   }
   return std::max(1, deepest);
+}
+
+namespace {
+
+// The graph's topology (offsets and heads, not weights) in 64 bits: four independent lanes of a
+// multiply-xorshift, a sequential read (New York: 1 million words, under a millisecond).
+std::uint64_t topology_fingerprint(const CsrGraph& graph) {
+  constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
+  std::uint64_t lane[4] = {1, 2, 3, 4};
+  auto mix = [&](const auto* words, std::size_t count) {
+    std::size_t i = 0;
+    for (; i + 4 <= count; i += 4)
+      for (int k = 0; k < 4; ++k) {
+        lane[k] = (lane[k] ^ static_cast<std::uint64_t>(words[i + static_cast<std::size_t>(k)])) *
+                  kMultiplier;
+        lane[k] ^= lane[k] >> 29;
+      }
+    for (; i < count; ++i) lane[0] = (lane[0] ^ static_cast<std::uint64_t>(words[i])) * kMultiplier;
+  };
+  mix(graph.row_offsets.data(), graph.row_offsets.size());
+  mix(graph.heads.data(), graph.heads.size());
+  return (lane[0] ^ (lane[1] << 1) ^ (lane[2] << 2) ^ (lane[3] << 3)) * kMultiplier;
+}
+
+}  // namespace
+
+int remembered_hop_depth(const CsrGraph& graph, VertexIndex source) {
+  struct Entry {
+    std::uint64_t fingerprint = 0;
+    VertexIndex vertices = -1;
+    ArcIndex arcs = -1;
+    int depth = 0;
+  };
+  static std::mutex mutex;
+  static Entry entries[8];
+  static std::size_t next = 0;
+  const std::uint64_t fingerprint = topology_fingerprint(graph);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry& e : entries)
+      if (e.fingerprint == fingerprint && e.vertices == graph.vertex_count &&
+          e.arcs == graph.arc_count())
+        return e.depth;
+  }
+  const int depth = hop_depth(graph, source);
+  std::lock_guard<std::mutex> lock(mutex);
+  entries[next] = {fingerprint, graph.vertex_count, graph.arc_count(), depth};
+  next = (next + 1) % (sizeof entries / sizeof entries[0]);
+  return depth;
 }
 
 bool modelled_engine(const EngineInfo& engine) {

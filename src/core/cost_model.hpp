@@ -151,6 +151,11 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
 double far_arc_share(const CsrGraph& graph);
 // Hops from `source` to the farthest vertex it reaches (BFS), at least 1.
 int hop_depth(const CsrGraph& graph, VertexIndex source);
+// hop_depth, remembered for the last 8 topologies this process saw (by a fingerprint of offsets
+// and heads): auto's estimate needs the graph's depth, not one source's exactly (in a connected
+// graph any two sources' depths are within a factor of two), and the BFS took 9 ms of a 200 ms
+// New York call read from edges_sql, every call, where the fingerprint takes under one.
+int remembered_hop_depth(const CsrGraph& graph, VertexIndex source);
 
 // The engines the model knows (auto's candidates): "cpu dijkstra", "gpu near_far", ...
 bool modelled_engine(const EngineInfo& engine);

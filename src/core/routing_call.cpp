@@ -334,7 +334,7 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
   const bool index_candidate =
       !kept && options_.engine.road_index == nullptr && shape.sources >= 64;
   if (options_.many_source && shape.sources > 1 && (n <= 65536 || index_candidate))
-    shape.hop_depth = hop_depth(graph.forward, source_indices_.front());
+    shape.hop_depth = remembered_hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr)
     shape.index_arcs = options_.engine.road_index->arc_count();
   shape.predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;

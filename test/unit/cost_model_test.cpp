@@ -59,6 +59,39 @@ TEST(CostModel, LocalityAndHopDepth) {
   EXPECT_GT(far_arc_share(scattered.forward), 0.8);
 }
 
+// auto's hop depth is measured once per topology: a later call on the same arcs (from another
+// source, or with other weights) gets the first one's; any change of arcs measures again.
+TEST(CostModel, HopDepthRememberedByTopology) {
+  // A 120 x 120 grid, its arcs weighted `weight`, with an extra arc from the corner when asked.
+  auto grid = [](double weight, bool shortcut) {
+    const int side = 120;
+    EdgeTable table;
+    table.with_reverse = true;
+    for (int r = 0; r < side; ++r)
+      for (int c = 0; c < side; ++c) {
+        const std::int64_t v = r * side + c;
+        if (c + 1 < side) table.add(v, v + 1, weight, weight);
+        if (r + 1 < side) table.add(v, v + side, weight, weight);
+      }
+    if (shortcut) table.add(0, side * side - 1, weight, weight);
+    return build_graph(table.view(), true);
+  };
+  const Graph plain = grid(1, false);
+  const int corner = remembered_hop_depth(plain.forward, 0);
+  EXPECT_EQ(corner, 2 * 119);
+  const VertexIndex middle = 60 * 120 + 60;
+  EXPECT_EQ(hop_depth(plain.forward, middle), 120);
+  EXPECT_EQ(remembered_hop_depth(plain.forward, middle), corner);  // remembered, not measured
+  EXPECT_EQ(remembered_hop_depth(grid(7, false).forward, middle), corner);  // weights aside
+  // One arc more: another topology, measured (from the middle this time).
+  EXPECT_EQ(remembered_hop_depth(grid(1, true).forward, middle),
+            hop_depth(grid(1, true).forward, middle));
+  EXPECT_NE(hop_depth(grid(1, true).forward, middle), corner);
+  // Another graph is another entry; the first is still remembered beside it.
+  EXPECT_EQ(remembered_hop_depth(grid_graph(50).forward, 0), 2 * 49);
+  EXPECT_EQ(remembered_hop_depth(plain.forward, middle), corner);
+}
+
 // Shapes of the SQL benchmarks, with the built-in speeds and a GPU that is usable (selection
 // only: nothing runs on it).
 struct Decide {
