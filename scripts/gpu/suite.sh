@@ -27,7 +27,8 @@
 #   sql-kept            kept graph vs edges_sql vs pgRouting, CPU and GPU (sql_bench --suite kept)
 #   sql-auto            auto against every engine forced on the CPU and the GPU, on every workload
 #                       of the SQL suites (sql_bench --suite auto, after gpu_routing_calibrate());
-#                       AUTO_PART=K/M runs a share of the workloads (the whole takes over 10 min),
+#                       AUTO_PART=K/M runs a share of the workloads (the whole takes over 10 min;
+#                       several shares, "2/6 6/6", one after the other, a table each),
 #                       AUTO_ONLY=TEXT the workloads whose name holds TEXT
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
 #   kept-pgbench-cpu    the same with the CPU engine (the machine's cores)
@@ -338,7 +339,11 @@ for part in $bench; do
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     sql-auto)
-      bench_run "$part" "sql_auto${AUTO_PART:+_${AUTO_PART/\//of}}.md" "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ${AUTO_PART:+--part "$AUTO_PART"} ${AUTO_ONLY:+--only "$AUTO_ONLY"} ;;
+      # AUTO_PART may name several shares ("2/6 6/6"): one table each, one after the other.
+      for share in ${AUTO_PART:-all}; do
+        [ "$share" = all ] && share=
+        bench_run "$part" "sql_auto${share:+_${share/\//of}}.md" "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ${share:+--part "$share"} ${AUTO_ONLY:+--only "$AUTO_ONLY"}
+      done ;;
     sql-index)
       bench_run "$part" sql_index.md "$bin/sql_bench" --suite index --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
     index-custom)
