@@ -70,6 +70,10 @@ else
   test/docs/readme_examples.sh --sql-only
 fi
 
+# Last: it stores the server's speeds (then removes them), which auto's reasons name.
+step "gpu_routing_calibrate() and the speeds it stores (gpu_routing.device = $device)"
+test/calibration/run.sh
+
 scripts/cluster.sh stop "$cluster"
 trap - EXIT
 

@@ -18,6 +18,8 @@
 #                server of its own with the GPU service off (backends then open CUDA contexts)
 #   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
 #   progress     gpu_routing_progress during long calls (test/progress/run.sh) with device = gpu
+#   calibration  gpu_routing_calibrate() and the speeds it stores (test/calibration/run.sh) with
+#                device = gpu; removes the stored speeds at its end
 #   concurrency  16 concurrent sessions with pgbench, answers checked, device memory per session
 #   memcheck     compute-sanitizer memcheck on a reduced filter (SANITIZER_FILTER, at most SANITIZER_SECONDS [150])
 #   racecheck    compute-sanitizer racecheck on a reduced filter (RACECHECK_FILTER, at most SANITIZER_SECONDS),
@@ -58,7 +60,7 @@
 #   *.md, *.csv    the benchmark tables, one file per table; bench.tar.gz instead when they are
 #                  more than 6 files
 set -uo pipefail
-all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress concurrency memcheck racecheck"
+all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress calibration concurrency memcheck racecheck"
 all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
@@ -243,7 +245,7 @@ if wants "$tests" pgtap; then
   fi
 fi
 # test/*/run.sh print "ok - ..." or "FAILED - ..." per check and the counts last.
-for part in kept service upgrade progress; do
+for part in kept service upgrade progress calibration; do
   wants "$tests" $part || continue
   begin $part
   test/$part/run.sh > "$logs/$part.log" 2>&1; s=$?

@@ -171,7 +171,7 @@ double clamp_positive(double value, double floor) {
 
 }  // namespace
 
-std::string hardware_description(const gpu::Availability& gpus, int threads) {
+std::string hardware_description(const gpu::Availability& gpus, int processors) {
   // /proc/cpuinfo is read once a process: on a many-core host it is long, and every auto call
   // compares the hardware.
   static const std::string cpu = [] {
@@ -184,7 +184,7 @@ std::string hardware_description(const gpu::Availability& gpus, int threads) {
       }
     return std::string("CPU");
   }();
-  std::string text = cpu + " x " + std::to_string(threads) + " threads";
+  std::string text = cpu + " x " + std::to_string(processors) + " threads";
   if (gpus.usable)
     for (const auto& device : gpus.devices) text += "; " + device.name;
   else

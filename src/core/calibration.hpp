@@ -39,7 +39,8 @@ struct Calibration {
 // Throws Cancelled, RoutingError.
 Calibration calibrate(const CalibrationOptions& options);
 
-// "Intel Xeon ... x 16 threads; NVIDIA H100 80GB HBM3" (what a stored calibration is for).
-std::string hardware_description(const gpu::Availability& gpus, int threads);
+// "Intel Xeon ... x 16 threads; NVIDIA H100 80GB HBM3" (what a stored calibration is for):
+// `processors` is the machine's count (resolve_thread_count(0)), not a session's setting.
+std::string hardware_description(const gpu::Availability& gpus, int processors);
 
 }  // namespace gpu_routing

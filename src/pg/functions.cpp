@@ -484,7 +484,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
     options.remote = service->remote;
     // auto estimates each engine's cost with this server's speeds (gpu_routing_calibrate()).
     static MachineSpeeds speeds;
-    speeds = current_speeds(gpus, settings.threads);
+    speeds = current_speeds(gpus);
     options.speeds = &speeds;
     if (kept.graph != nullptr && kept.has_image)
       options.kept_image_segment = kept_image_segment_name(kept.image_handle);

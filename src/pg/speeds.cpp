@@ -84,7 +84,7 @@ double measure_emit_row_ns() {
 
 }  // namespace
 
-MachineSpeeds current_speeds(const gpu::Availability& gpus, int threads) {
+MachineSpeeds current_speeds(const gpu::Availability& gpus) {
   struct stat info;
   if (stat(speeds_path().c_str(), &info) != 0) {
     g_loaded.valid = false;
@@ -117,7 +117,7 @@ MachineSpeeds current_speeds(const gpu::Availability& gpus, int threads) {
   }
   // Calibrated on other hardware (the file came with a copied data directory, or the machine
   // changed): the built-in speeds are the better guess.
-  const std::string now = hardware_description(gpus, resolve_thread_count(threads));
+  const std::string now = hardware_description(gpus, resolve_thread_count(0));
   const bool cpu_differs = cpu_part(now) != g_loaded.cpu;
   const bool gpu_differs = gpus.usable && gpu_part(now) != g_loaded.gpus;
   if (cpu_differs || gpu_differs) {
@@ -191,7 +191,8 @@ extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
     *calibration = calibrate(options);
     calibration->speeds.emit_row_ns = emit_row_ns;
     calibration->measured.emplace_back("emit_row_ns");
-    hardware = hardware_description(probed, threads);
+    // The machine's processors, whatever this session's gpu_routing.threads (current_speeds).
+    hardware = hardware_description(probed, resolve_thread_count(0));
     char stamp[64];
     const pg_time_t now = static_cast<pg_time_t>(time(nullptr));
     pg_strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S %Z", pg_localtime(&now, log_timezone));
