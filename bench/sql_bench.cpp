@@ -685,17 +685,22 @@ void ensure_auto_kept(const std::string& name, const std::string& table, bool in
   std::fflush(stdout);
 }
 
-// A choice's settings for the session's next calls.
-void apply_choice(const AutoWorkload& w, const Choice& c, double timeout_s) {
-  // A statement_timeout that fires as the call it was set for ends can cancel the session's next
-  // statement instead (the 2-core machine's run at 5670314 lost its remaining rows to it): that
-  // one is sent again.
+// The statement `send` sends, sent again when a statement_timeout cancelled it: one that fires as
+// the call it was set for ends can cancel the session's next statement instead (the 2-core
+// machine's run at 5670314 lost its remaining rows to it; the H100 run at e3e4536 stopped on it).
+template <typename Send>
+auto sent_again_after_a_late_timeout(Send&& send) {
   try {
-    execute("RESET ALL");
+    return send();
   } catch (const std::runtime_error& e) {
     if (std::string(e.what()).find("statement timeout") == std::string::npos) throw;
-    execute("RESET ALL");
+    return send();
   }
+}
+
+// A choice's settings for the session's next calls.
+void apply_choice(const AutoWorkload& w, const Choice& c, double timeout_s) {
+  sent_again_after_a_late_timeout([] { execute("RESET ALL"); });
   execute("SET gpu_routing.max_memory = '64GB'");
   execute("SET work_mem = '4GB'");
   if (!w.settings.empty()) execute(w.settings);
@@ -1006,19 +1011,11 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     };
     // Read after the clock stopped: where a missed row's time went, auto's against the fastest.
     auto record_split = [](Contender& c) {
-      const char* query =
-          "SELECT load_ms || ' ' || build_ms || ' ' || compute_ms || ' ' || emit_ms FROM "
-          "gpu_routing_last_run()";
-      std::string text;
-      // A statement_timeout that fired as the timed call ended cancels this query instead (as
-      // in apply_choice): it is sent again.
-      try {
-        text = scalar(query);
-      } catch (const std::runtime_error& e) {
-        if (std::string(e.what()).find("statement timeout") == std::string::npos) throw;
-        text = scalar(query);
-      }
-      std::istringstream in(text);
+      std::istringstream in(sent_again_after_a_late_timeout([] {
+        return scalar(
+            "SELECT load_ms || ' ' || build_ms || ' ' || compute_ms || ' ' || emit_ms FROM "
+            "gpu_routing_last_run()");
+      }));
       for (auto& part : c.split) {
         double ms = 0;
         in >> ms;
