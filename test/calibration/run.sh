@@ -18,12 +18,7 @@
 set -uo pipefail
 db=${1:-gpu_routing_calibration_test}
 other_db=${db}_other
-export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() { echo "FAILED - $1"; [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed + 1)); }
-q() { psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+. "$(dirname "$0")/../checks.sh"  # pass, fail, q, the counts
 
 data_dir=$(psql -X -q -t -A -d postgres -c "SHOW data_directory")
 speeds=$data_dir/gpu_routing_speeds.conf

@@ -12,12 +12,7 @@
 # Usage: test/progress/run.sh [database]   (created if missing, dropped at the end)
 set -uo pipefail
 db=${1:-gpu_routing_progress_test}
-export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() { echo "FAILED - $1"; [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed + 1)); }
-q() { psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+. "$(dirname "$0")/../checks.sh"  # pass, fail, q, the counts
 
 dropdb --if-exists "$db" >/dev/null 2>&1 || true
 createdb "$db"

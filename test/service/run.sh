@@ -41,12 +41,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${GPU_ROUTING_DATA:-$root/../shared/data}
 db=${1:-gpu_routing_service_test}
-export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() { echo "FAILED - $1"; [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed + 1)); }
-q() { psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+. "$(dirname "$0")/../checks.sh"  # pass, fail, q, the counts
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 if [ ! -r "$data/rome99.gr" ]; then
