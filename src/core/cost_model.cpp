@@ -20,6 +20,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_dijkstra_far_factor", s.cpu_dijkstra_far_factor);
   fn("cpu_parallel_efficiency", s.cpu_parallel_efficiency);
   fn("cpu_parallel_efficiency_small", s.cpu_parallel_efficiency_small);
+  fn("cpu_dijkstra_small_factor", s.cpu_dijkstra_small_factor);
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_fw_large_ns", s.cpu_fw_large_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
@@ -56,6 +57,14 @@ double early_exit_share(const CallCostShape& shape) {
   return k / (k + 1.0);
 }
 
+// Where a graph of `graph_bytes` lies between calibration's small graph (0) and its grid (1),
+// in log(bytes).
+double small_to_large(double graph_bytes) {
+  return std::clamp(std::log(graph_bytes / kCpuSmallGraphBytes) /
+                        std::log(kCpuLargeGraphBytes / kCpuSmallGraphBytes),
+                    0.0, 1.0);
+}
+
 // The CPU's speed-up from every worker a call can use, on a graph of `graph_bytes` (0: the large
 // graph's efficiency, as Floyd-Warshall's calibration assumed).
 double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::int64_t sources,
@@ -63,13 +72,9 @@ double cpu_speedup(const MachineSpeeds& speeds, const DeviceState& state, std::i
   const double workers = static_cast<double>(
       std::max<std::int64_t>(1, std::min<std::int64_t>(state.cpu_threads, sources)));
   double efficiency = speeds.cpu_parallel_efficiency;
-  if (graph_bytes > 0) {
-    const double position = std::clamp(std::log(graph_bytes / kCpuSmallGraphBytes) /
-                                           std::log(kCpuLargeGraphBytes / kCpuSmallGraphBytes),
-                                       0.0, 1.0);
-    efficiency = speeds.cpu_parallel_efficiency_small +
-                 (speeds.cpu_parallel_efficiency - speeds.cpu_parallel_efficiency_small) * position;
-  }
+  if (graph_bytes > 0)
+    efficiency = blend(speeds.cpu_parallel_efficiency_small, speeds.cpu_parallel_efficiency,
+                       small_to_large(graph_bytes));
   return std::max(1.0, workers * (workers > 1 ? efficiency : 1.0));
 }
 
@@ -270,7 +275,8 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       s.cpu_cch_query_us * std::sqrt(std::max(1.0, V) / std::max(1.0, s.cpu_cch_query_vertices));
 
   if (engine.device == Device::kCpu) {
-    const double speedup = cpu_speedup(s, state, shape.sources, E * 12.0 + V * 8.0);
+    const double graph_bytes = E * 12.0 + V * 8.0;
+    const double speedup = cpu_speedup(s, state, shape.sources, graph_bytes);
     // The search on every core (or every core but the writer's): writing rows competes with it.
     const bool shared_cores =
         std::min<std::int64_t>(state.cpu_threads, std::max<std::int64_t>(1, shape.sources)) >=
@@ -278,8 +284,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     const double batch = std::max(1, state.cpu_threads) * 16.0;
     double compute = 0;
     if (name == "dijkstra") {
-      const double per_source = (V * s.cpu_dijkstra_vertex_ns + E * s.cpu_dijkstra_arc_ns) * share *
-                                blend(1.0, s.cpu_dijkstra_far_factor, shape.far_fraction);
+      const double per_source =
+          (V * s.cpu_dijkstra_vertex_ns + E * s.cpu_dijkstra_arc_ns) * share *
+          blend(1.0, s.cpu_dijkstra_far_factor, shape.far_fraction) *
+          blend(s.cpu_dijkstra_small_factor, 1.0, small_to_large(graph_bytes));
       compute = (S * per_source * 1e-6 + predecessor_ms) / speedup;
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;

@@ -39,6 +39,13 @@ struct MachineSpeeds {
   // 16384 arcs, kCpuSmallGraphBytes), which scales differently (0.66-0.95 on the H100 host).
   // Between the two graphs' sizes the model follows log(bytes).
   double cpu_parallel_efficiency_small = 0.6;
+  // One source on one thread on that small graph, measured against what the vertex and arc
+  // speeds above (from the grid and a dense graph) predict for it. The model scales its CPU
+  // Dijkstra by this on a graph of that size (following log(bytes) to 1 at the grid's), so that
+  // a search on a small graph is priced from one timing on a small graph: on the H100 host the
+  // vertex speed and the small graph's efficiency each moved 17-28% between calibrations, and
+  // their quotient decided a near-tie (sparse all pairs as arrays: CPU estimated 200 ms, ran 143).
+  double cpu_dijkstra_small_factor = 1;
   // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up), on a matrix of
   // 1024 vertices (8 MB) and of 2048 (32 MB): past the caches it grows (1.35x from 1024 to 2000
   // vertices on the development machine); between the two it follows log2(V).

@@ -230,6 +230,47 @@ TEST(CostModel, CpuAllPairsOnASmallGraphWithEveryCore) {
   EXPECT_LT(as_small, 230);
 }
 
+// A search on a graph of the small calibration graph's size is priced from the timing on that
+// graph: two calibrations whose vertex and arc speeds differ, but agree on what one source costs
+// there, estimate the same; on a graph the grid's size the factor no longer applies.
+TEST(CostModel, SmallGraphSearchPricedFromItsOwnTiming) {
+  CallCostShape shape;
+  shape.vertices = 4096;
+  shape.arcs = 16384;
+  shape.sources = 4096;
+  shape.all_pairs = true;
+  shape.result_rows = 4096;
+  shape.result_cells = 4096.0 * 4096;
+  DeviceState state;
+  state.cpu_threads = 15;
+  state.hardware_threads = 16;
+  const EngineInfo& dijkstra = *find_engine("dijkstra", Device::kCpu);
+
+  MachineSpeeds fast;  // the vertex speed the small graph's timing agrees with
+  fast.cpu_dijkstra_vertex_ns = 44;
+  fast.cpu_dijkstra_arc_ns = 1.5;
+  MachineSpeeds slow = fast;  // a calibration that caught the grid's searches slow
+  slow.cpu_dijkstra_vertex_ns = 56;
+  slow.cpu_dijkstra_arc_ns = 2.5;
+  const double small_ns = 4096 * 44 + 16384 * 1.5;
+  const double slow_small_ns = 4096 * 56 + 16384 * 2.5;
+  const double unscaled = estimate_call_ms(dijkstra, shape, state, slow);
+  EXPECT_GT(unscaled, 1.15 * estimate_call_ms(dijkstra, shape, state, fast));
+  slow.cpu_dijkstra_small_factor = small_ns / slow_small_ns;
+  EXPECT_NEAR(estimate_call_ms(dijkstra, shape, state, slow),
+              estimate_call_ms(dijkstra, shape, state, fast), 1e-6);
+
+  CallCostShape large = shape;
+  large.vertices = 512 * 512;
+  large.arcs = 4 * 512 * 511;
+  large.sources = 64;
+  large.result_rows = 64;
+  large.result_cells = 64.0 * 512 * 512;
+  const double with_factor = estimate_call_ms(dijkstra, large, state, slow);
+  slow.cpu_dijkstra_small_factor = 1;
+  EXPECT_NEAR(estimate_call_ms(dijkstra, large, state, slow), with_factor, 1e-9);
+}
+
 // Many-source calls leave the backend that writes their rows a core on machines of 8 or more.
 TEST(CostModel, ManySourceCallsLeaveTheWriterACore) {
   EXPECT_EQ(threads_leaving_a_writer_core(16), 15);
@@ -257,8 +298,8 @@ TEST(Calibration, MeasuresTheCpu) {
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
   for (const char* name :
        {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_parallel_efficiency",
-        "cpu_parallel_efficiency_small", "cpu_fw_ns", "cpu_fw_large_ns", "cpu_cch_sweep_ns",
-        "cpu_cch_query_us", "cpu_row_cell_ns"})
+        "cpu_parallel_efficiency_small", "cpu_dijkstra_small_factor", "cpu_fw_ns",
+        "cpu_fw_large_ns", "cpu_cch_sweep_ns", "cpu_cch_query_us", "cpu_row_cell_ns"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
         << name;
