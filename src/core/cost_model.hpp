@@ -41,8 +41,8 @@ struct MachineSpeeds {
   double cpu_parallel_efficiency_small = 0.6;
   // One source on one thread on that small graph, measured against what the vertex and arc
   // speeds above (from the grid and a dense graph) predict for it. The model scales its CPU
-  // Dijkstra by this on a graph of that size (following log(bytes) to 1 at the grid's), so that
-  // a search on a small graph is priced from one timing on a small graph: on the H100 host the
+  // Dijkstra's many-source calls by this on a graph of that size (following log(bytes) to 1 at
+  // the grid's), so that they are priced from one timing on a small graph: on the H100 host the
   // vertex speed and the small graph's efficiency each moved 17-28% between calibrations, and
   // their quotient decided a near-tie (sparse all pairs as arrays: CPU estimated 200 ms, ran 143).
   double cpu_dijkstra_small_factor = 1;

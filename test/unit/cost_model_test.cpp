@@ -232,7 +232,8 @@ TEST(CostModel, CpuAllPairsOnASmallGraphWithEveryCore) {
 
 // A search on a graph of the small calibration graph's size is priced from the timing on that
 // graph: two calibrations whose vertex and arc speeds differ, but agree on what one source costs
-// there, estimate the same; on a graph the grid's size the factor no longer applies.
+// there, estimate the same; on a graph the grid's size, or for one source, the factor does not
+// apply.
 TEST(CostModel, SmallGraphSearchPricedFromItsOwnTiming) {
   CallCostShape shape;
   shape.vertices = 4096;
@@ -259,6 +260,17 @@ TEST(CostModel, SmallGraphSearchPricedFromItsOwnTiming) {
   slow.cpu_dijkstra_small_factor = small_ns / slow_small_ns;
   EXPECT_NEAR(estimate_call_ms(dijkstra, shape, state, slow),
               estimate_call_ms(dijkstra, shape, state, fast), 1e-6);
+
+  // One source starts with fresh arrays: the many-source timing does not price it.
+  CallCostShape one = shape;
+  one.sources = 1;
+  one.all_pairs = false;
+  one.result_rows = 4096;
+  one.result_cells = 4096;
+  const double one_scaled = estimate_call_ms(dijkstra, one, state, slow);
+  MachineSpeeds unscaled_slow = slow;
+  unscaled_slow.cpu_dijkstra_small_factor = 1;
+  EXPECT_NEAR(estimate_call_ms(dijkstra, one, state, unscaled_slow), one_scaled, 1e-9);
 
   CallCostShape large = shape;
   large.vertices = 512 * 512;
