@@ -49,6 +49,9 @@
 #                       the machine's CPU cores (sql_bench --suite index)
 #   phast               one-to-all trees on the road index: the GPU's PHAST vs one CPU core vs
 #                       near_far, New York and Rome, engine only (phast_bench)
+#   auto-repeat         auto against near_far and multi_source forced, ten calls each, alternating,
+#                       all pairs of a random 4096-vertex graph as rows (bench/auto_repeat.sh,
+#                       after gpu_routing_calibrate())
 #   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
@@ -61,7 +64,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -355,6 +358,8 @@ for part in $bench; do
       scripts/cluster.sh stop /tmp/pg_icbench >> "$logs/index-custom-server.log" 2>&1 ;;
     phast)
       bench_run "$part" phast.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" --reps 9 ;;
+    auto-repeat)
+      bench_run "$part" auto_repeat.md bash bench/auto_repeat.sh --device gpu --calibrate ;;
     progress-bench)
       bench_run "$part:gpu" progress_gpu.md bash bench/progress_bench.sh --device gpu --runs 9
       bench_run "$part:cpu" progress_cpu.md bash bench/progress_bench.sh --device cpu --runs 9 ;;
