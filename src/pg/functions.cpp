@@ -22,6 +22,7 @@
 #include "speeds.hpp"
 
 #include "postgres_headers.hpp"
+#include "owned.hpp"
 #include "result_store.hpp"
 
 #ifdef _OPENMP
@@ -52,43 +53,6 @@ PG_FUNCTION_INFO_V1(gpu_routing_last_run);
 namespace gpu_routing::pg {
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// C++ objects owned by a memory context: deleted by the context's reset/delete callback, which
-// runs on success and on error alike.
-
-struct OwnedObject {
-  void* object;
-  void (*destroy)(void*);
-  MemoryContextCallback callback;
-};
-
-void destroy_owned(void* arg) {
-  OwnedObject* owned = static_cast<OwnedObject*>(arg);
-  if (owned->object != nullptr && owned->destroy != nullptr) owned->destroy(owned->object);
-  owned->object = nullptr;
-}
-
-OwnedObject* new_owned_slot() {
-  OwnedObject* owned = static_cast<OwnedObject*>(palloc0(sizeof(OwnedObject)));
-  owned->callback.func = destroy_owned;
-  owned->callback.arg = owned;
-  MemoryContextRegisterResetCallback(CurrentMemoryContext, &owned->callback);
-  return owned;
-}
-
-template <typename T>
-void delete_object(void* object) noexcept {
-  delete static_cast<T*>(object);
-}
-
-// Called inside guarded code: takes ownership of `object`.
-template <typename T>
-T* own(OwnedObject* slot, T* object) {
-  slot->destroy = delete_object<T>;
-  slot->object = object;
-  return object;
-}
 
 // ---------------------------------------------------------------------------------------------
 // What gpu_routing_last_run() shows: plain C data, so it survives any error path.

@@ -19,6 +19,7 @@
 #include "settings.hpp"
 
 #include "postgres_headers.hpp"
+#include "owned.hpp"
 
 namespace gpu_routing::pg {
 
@@ -135,6 +136,22 @@ MachineSpeeds current_speeds(const gpu::Availability& gpus) {
 using gpu_routing::pg::Failure;
 using gpu_routing::pg::guarded;
 
+namespace {
+
+// What a calibration holds in C++, owned by the call's memory context: the file's write and the
+// rows come after the guarded part, where an ERROR longjmps past destructors.
+struct CalibrationRun {
+  gpu_routing::pg::Settings settings;
+  gpu_routing::Calibration calibration;
+  gpu_routing::pg::ServiceUse service;
+  std::string path, temporary, text, hardware;
+  // The rows: each speed, and whether it was measured.
+  std::vector<std::pair<std::string, double>> values;
+  std::vector<char> measured;
+};
+
+}  // namespace
+
 extern "C" {
 PG_FUNCTION_INFO_V1(gpu_routing_calibrate);
 }
@@ -149,16 +166,19 @@ extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
   InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   using namespace gpu_routing;
-  const pg::Settings settings = pg::current_settings();
-  const std::string path = pg::speeds_path();
   // Writing rows is PostgreSQL's work: measured first, before any C++ object lives (a cancel
   // here leaves nothing behind).
   const double emit_row_ns = pg::measure_emit_row_ns();
-  auto* calibration = new Calibration();
-  auto* service = new pg::ServiceUse();
-  std::string text, hardware;
+  pg::OwnedObject* slot = pg::new_owned_slot();
+  CalibrationRun* run = nullptr;
   Failure failure;
   bool ok = guarded(&failure, [&] {
+    run = pg::own(slot, new CalibrationRun());
+    run->settings = pg::current_settings();
+    run->path = pg::speeds_path();
+    run->temporary = run->path + ".tmp";
+    const pg::Settings& settings = run->settings;
+    pg::ServiceUse* service = &run->service;
     const int threads = resolve_thread_count(settings.threads);
     prepare_worker_threads(threads);
     CalibrationOptions options;
@@ -188,43 +208,41 @@ extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
       probed.usable = false;
       probed.reason = "the GPU service is not running";
     }
-    *calibration = calibrate(options);
-    calibration->speeds.emit_row_ns = emit_row_ns;
-    calibration->measured.emplace_back("emit_row_ns");
+    Calibration& calibration = run->calibration;
+    calibration = calibrate(options);
+    calibration.speeds.emit_row_ns = emit_row_ns;
+    calibration.measured.emplace_back("emit_row_ns");
     // The machine's processors, whatever this session's gpu_routing.threads (current_speeds).
-    hardware = hardware_description(probed, resolve_thread_count(0));
+    run->hardware = hardware_description(probed, resolve_thread_count(0));
     char stamp[64];
     const pg_time_t now = static_cast<pg_time_t>(time(nullptr));
     pg_strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S %Z", pg_localtime(&now, log_timezone));
-    calibration->speeds.origin = std::string("calibrated ") + stamp;
-    text = calibration->speeds.serialize() + "hardware = " + hardware + "\n";
+    calibration.speeds.origin = std::string("calibrated ") + stamp;
+    run->text = calibration.speeds.serialize() + "hardware = " + run->hardware + "\n";
+    run->values = calibration.speeds.values();
+    for (const auto& value : run->values)
+      run->measured.push_back(std::find(calibration.measured.begin(), calibration.measured.end(),
+                                        value.first) != calibration.measured.end());
   });
-  if (!ok) {
-    delete calibration;
-    delete service;
-    pg::raise_failure(&failure);
-  }
+  if (!ok) pg::raise_failure(&failure);  // the slot deletes what was made
   // Written whole, then renamed over the old file: a backend reads either one, never half.
-  const std::string temporary = path + ".tmp";
-  FILE* file = AllocateFile(temporary.c_str(), PG_BINARY_W);
+  const char* temporary = run->temporary.c_str();
+  FILE* file = AllocateFile(temporary, PG_BINARY_W);
   if (file == nullptr)
-    ereport(ERROR,
-            (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary.c_str())));
-  if (fwrite(text.data(), 1, text.size(), file) != text.size() || FreeFile(file) != 0)
-    ereport(ERROR,
-            (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary.c_str())));
-  durable_rename(temporary.c_str(), path.c_str(), ERROR);
-  for (const auto& note : calibration->notes) ereport(NOTICE, (errmsg("%s", note.c_str())));
-  for (const auto& [name, value] : calibration->speeds.values()) {
-    bool measured = false;
-    for (const auto& m : calibration->measured) measured = measured || m == name;
-    Datum values[3] = {CStringGetTextDatum(name.c_str()), Float8GetDatum(value),
-                       CStringGetTextDatum(measured ? "measured" : "built-in")};
+    ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary)));
+  if (fwrite(run->text.data(), 1, run->text.size(), file) != run->text.size() ||
+      FreeFile(file) != 0)
+    ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary)));
+  durable_rename(temporary, run->path.c_str(), ERROR);
+  for (const auto& note : run->calibration.notes) ereport(NOTICE, (errmsg("%s", note.c_str())));
+  for (std::size_t i = 0; i < run->values.size(); ++i) {
+    Datum values[3] = {CStringGetTextDatum(run->values[i].first.c_str()),
+                       Float8GetDatum(run->values[i].second),
+                       CStringGetTextDatum(run->measured[i] ? "measured" : "built-in")};
     bool nulls[3] = {false, false, false};
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
   }
-  ereport(NOTICE, (errmsg("speeds stored in %s for %s", path.c_str(), hardware.c_str())));
-  delete calibration;
-  delete service;
+  ereport(NOTICE, (errmsg("speeds stored in %s for %s", run->path.c_str(), run->hardware.c_str())));
+  pg::destroy_owned(slot);  // now, not when the context goes
   return (Datum)0;
 }

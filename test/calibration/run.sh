@@ -13,6 +13,8 @@
 #               the reason says which and to run gpu_routing_calibrate().
 #   cancel:     statement_timeout stops a calibration within about a second of it; the stored
 #               file is left as it was.
+#   write:      where the file cannot be written (a directory in the way of its temporary), the
+#               call fails naming it, the stored file is left as it was, and no backend restarts.
 # Runs last against a shared cluster: it removes the file at the end (built-in speeds again).
 # Usage: test/calibration/run.sh [database]   (created if missing, dropped at the end)
 set -uo pipefail
@@ -133,6 +135,19 @@ if [[ $out == *"canceling statement due to statement timeout"* ]] && [ "$ms" -lt
   pass "cancel: statement_timeout = 2s stopped it after $ms ms; the stored file is as it was"
 else
   fail "cancel: $ms ms; file unchanged: $(cmp -s "$work/stored" "$speeds" && echo yes || echo no)" "$out"
+fi
+
+# --- write ----------------------------------------------------------------------------------------
+started_at=$(q -c "SELECT pg_postmaster_start_time()")
+mkdir "$speeds.tmp"
+out=$(q -c "SELECT count(*) FROM gpu_routing_calibrate()" 2>&1)
+after=$(q -c "SELECT pg_postmaster_start_time()" 2>&1)
+rmdir "$speeds.tmp"
+if [[ $out == *"could not write \"$speeds.tmp\": Is a directory"* ]] &&
+  cmp -s "$work/stored" "$speeds" && [ "$after" = "$started_at" ]; then
+  pass "write: a file that cannot be written fails naming it; the stored file and the server are as they were"
+else
+  fail "write: file unchanged: $(cmp -s "$work/stored" "$speeds" && echo yes || echo no); server started at $started_at, now $after" "$out"
 fi
 
 echo "$passed passed, $failed failed"
