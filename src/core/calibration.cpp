@@ -185,9 +185,17 @@ std::string hardware_description(const gpu::Availability& gpus, int processors) 
     return std::string("CPU");
   }();
   std::string text = cpu + " x " + std::to_string(processors) + " threads";
-  if (gpus.usable)
-    for (const auto& device : gpus.devices) text += "; " + device.name;
-  else
+  // Each GPU once: the GPU service lists its lanes as devices, and a stored calibration must not
+  // look like other hardware when the lane count changes.
+  if (gpus.usable) {
+    std::vector<int> listed;
+    for (const auto& device : gpus.devices) {
+      const int physical = device.physical >= 0 ? device.physical : device.index;
+      if (std::find(listed.begin(), listed.end(), physical) != listed.end()) continue;
+      listed.push_back(physical);
+      text += "; " + device.name;
+    }
+  } else
     text += "; no GPU";
   return text;
 }

@@ -40,7 +40,8 @@ struct Calibration {
 Calibration calibrate(const CalibrationOptions& options);
 
 // "Intel Xeon ... x 16 threads; NVIDIA H100 80GB HBM3" (what a stored calibration is for):
-// `processors` is the machine's count (resolve_thread_count(0)), not a session's setting.
+// `processors` is the machine's count (resolve_thread_count(0)), not a session's setting; each
+// GPU once (the GPU service's lanes on one GPU name it once).
 std::string hardware_description(const gpu::Availability& gpus, int processors);
 
 }  // namespace gpu_routing

@@ -20,6 +20,9 @@ namespace gpu_routing::gpu {
 
 struct DeviceInfo {
   int index = 0;
+  // The CUDA device behind it, where that differs from `index`: the GPU service lists each of its
+  // lanes as a device, several to a GPU. -1: `index` itself.
+  int physical = -1;
   std::string name;
   int compute_major = 0;
   int compute_minor = 0;

@@ -98,6 +98,7 @@ gpu::Availability ServiceClient::availability() const {
     if (static_cast<WorkerState>(entry.state.load()) == WorkerState::kFailed) continue;
     gpu::DeviceInfo info;
     info.index = d;
+    info.physical = entry.physical;
     info.name = entry.name;
     info.compute_major = entry.compute_major;
     info.compute_minor = entry.compute_minor;

@@ -292,6 +292,35 @@ TEST(CostModel, ManySourceCallsLeaveTheWriterACore) {
   EXPECT_EQ(threads_leaving_a_writer_core(1), 1);
 }
 
+// The hardware a calibration is stored for names each GPU once: the GPU service lists its lanes
+// as devices (three on one H100 read "NVIDIA H100 80GB HBM3" three times, and a change of the lane
+// count made the stored speeds look like other hardware); two GPUs of one model are two.
+TEST(Calibration, HardwareNamesEachGpuOnce) {
+  gpu::Availability gpus;
+  gpus.usable = true;
+  auto device = [](int index, int physical, const char* name) {
+    gpu::DeviceInfo info;
+    info.index = index;
+    info.physical = physical;
+    info.name = name;
+    return info;
+  };
+  gpus.devices = {device(0, 0, "GPU A"), device(1, 0, "GPU A"), device(2, 0, "GPU A")};
+  const std::string one = hardware_description(gpus, 16);
+  EXPECT_EQ(one.substr(one.find(" x 16 threads")), " x 16 threads; GPU A");
+  gpus.devices.push_back(device(3, 1, "GPU A"));
+  gpus.devices.push_back(device(4, 1, "GPU A"));
+  const std::string two = hardware_description(gpus, 16);
+  EXPECT_EQ(two.substr(two.find(" x 16 threads")), " x 16 threads; GPU A; GPU A");
+  // Devices found in this process (no service): their index is the CUDA device.
+  gpus.devices = {device(0, -1, "GPU A"), device(1, -1, "GPU B")};
+  const std::string local = hardware_description(gpus, 16);
+  EXPECT_EQ(local.substr(local.find(" x 16 threads")), " x 16 threads; GPU A; GPU B");
+  gpus.usable = false;
+  const std::string none = hardware_description(gpus, 16);
+  EXPECT_EQ(none.substr(none.find(" x 16 threads")), " x 16 threads; no GPU");
+}
+
 // A calibration on this machine's CPU (the GPU not asked for): every CPU speed measured and
 // positive, the GPU's left built-in and said so.
 TEST(Calibration, MeasuresTheCpu) {
