@@ -953,14 +953,17 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       "each round times auto and every forced choice once, in an order rotated every round; a "
       "choice cut past 1.5x auto's warm call (at least 1 s) or refused is out, and one over "
       "1.2x the fastest forced median after 3 rounds is out with that median, marked \"(3 "
-      "rounds)\", which still counts for the fastest; one untimed auto call between the choices' "
+      "rounds)\", which still counts for the fastest; the rounds after the third scale by the "
+      "contenders before it over those left (at most twice as many rounds; auto's cell gives "
+      "its rounds); one untimed auto call between the choices' "
       "probes and the rounds. auto = "
       "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
       "call's family on %s.\n",
       std::max(reps, 9), std::max(reps, 15), std::max(reps, 7),
       gpu ? "the CPU and the GPU" : "the CPU");
   std::printf(
-      "\n| workload | auto (s) (fastest, slowest round) | auto chose | fastest forced (s) | "
+      "\n| workload | auto (s) (fastest, slowest round; rounds) | auto chose | fastest forced (s) "
+      "| "
       "fastest "
       "| auto / fastest | "
       "within 10%% | auto's engine forced / fastest | every forced choice (s) "
@@ -1055,10 +1058,22 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     // median is shown, marked): it is not the fastest, and its rounds go to the ones that may be.
     // Medians of 9 rounds (15 under 50 ms, 7 over a second) then resolve 10% where single calls
     // spread 20-30% (New York read from edges_sql: 0.184-0.252 s a call).
-    const int rounds = warmup < 0.05 ? std::max(reps, 15)
-                       : warmup < 1  ? std::max(reps, 9)
-                                     : std::max(reps, 7);
+    const int planned_rounds = warmup < 0.05 ? std::max(reps, 15)
+                               : warmup < 1  ? std::max(reps, 9)
+                                             : std::max(reps, 7);
+    int rounds = planned_rounds;
     const int rounds_before_racing = 3;
+    // The calls the racing frees go to more rounds of the rest: the rounds after the third scale
+    // by the contenders before it over those after it (at most twice the planned rounds), so a
+    // row takes about the time it did with every choice in every round, and its medians come
+    // from more rounds (two medians of one engine over 7 rounds differed by more than 10% on one
+    // H100 row in eleven). Set by the count of contenders alone, before any later round.
+    auto live_count = [&contenders] {
+      int live = 0;
+      for (const Contender& c : contenders) live += c.live ? 1 : 0;
+      return live;
+    };
+    const int live_before_racing = live_count();
     const bool untimed_first = warmup < 0.2;
     // The probes may have ended with a choice cut by statement_timeout: one untimed auto call
     // first, so that no timed call waits for what a cut call leaves running (a request
@@ -1079,6 +1094,11 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
             c.raced_out = true;
           }
         }
+        const int live_after_racing = std::max(1, live_count());
+        const int later = planned_rounds - rounds_before_racing;
+        rounds = rounds_before_racing +
+                 std::min(2 * planned_rounds - rounds_before_racing,
+                          (later * live_before_racing + live_after_racing - 1) / live_after_racing);
       }
       const std::size_t count = contenders.size();
       for (std::size_t k = 0; k < count; ++k) {
@@ -1146,9 +1166,9 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     if (choice_ratio > 0 && choice_ratio <= 1.10) ++choices_within;
     char choice_text[32] = "-";
     if (choice_ratio > 0) std::snprintf(choice_text, sizeof choice_text, "%.2f", choice_ratio);
-    std::printf("| %s | %s (%s, %s) | %s | %s | %s | %.2f | %s | %s | %s |\n", w.name.c_str(),
+    std::printf("| %s | %s (%s, %s; %zu) | %s | %s | %s | %.2f | %s | %s | %s |\n", w.name.c_str(),
                 seconds_text(auto_s).c_str(), seconds_text(*auto_min).c_str(),
-                seconds_text(*auto_max).c_str(), auto_where.c_str(),
+                seconds_text(*auto_max).c_str(), auto_c.runs.size(), auto_where.c_str(),
                 best > 0 ? seconds_text(best).c_str() : "-", best_label.c_str(), ratio,
                 within ? "yes" : "**no**", choice_text, all.c_str());
     std::fflush(stdout);
