@@ -173,6 +173,12 @@ std::vector<int> ServiceDispatcher::live_devices() const {
   return devices;
 }
 
+bool ServiceDispatcher::device_live(int device) const {
+  for (const auto& worker : workers_)
+    if (!worker->failed && worker->device == device) return true;
+  return false;
+}
+
 bool ServiceDispatcher::poll_worker(const void* context) {
   const auto* worker = static_cast<const Worker*>(context);
   const ServiceDispatcher* self = worker->owner;
@@ -346,8 +352,7 @@ bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
   // A part is its GPU's; one meant for another GPU is left to it while that GPU serves.
   if (job.part_device >= 0) {
     if (job.part_device == worker.device) return true;
-    const std::vector<int> devices = live_devices();
-    if (std::find(devices.begin(), devices.end(), job.part_device) != devices.end()) return false;
+    if (device_live(job.part_device)) return false;
   }
   if (holds(worker, job)) return true;
   // An idle device that holds the graph takes it; a busy one that holds it is waited for only

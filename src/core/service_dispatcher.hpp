@@ -214,6 +214,9 @@ class ServiceDispatcher {
   int live_workers() const;  // under mutex_
   // The GPUs with a live worker, in worker order (empty in CPU mode); under mutex_.
   std::vector<int> live_devices() const;
+  // Whether a live worker serves `device` (may_take asks for every request: no allocation);
+  // under mutex_.
+  bool device_live(int device) const;
 
   ControlHeader* header_;
   ServiceMode mode_;
