@@ -325,8 +325,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
 
   if (!state.gpu_usable) return -1;
   const double graph_bytes = E * 12.0 + V * 8.0;
-  double fixed = state.service ? s.gpu_service_call_ms
-                               : s.gpu_call_ms + (state.context_open ? 0 : s.gpu_context_ms);
+  const double call_ms = state.service
+                             ? s.gpu_service_call_ms
+                             : s.gpu_call_ms + (state.context_open ? 0 : s.gpu_context_ms);
+  double fixed = call_ms;
   const bool resident = state.kept_engine == "*" || state.kept_engine == "gpu " + name;
   if (!resident) fixed += graph_bytes * s.gpu_upload_ns_per_byte * 1e-6;
   const double download = shape.result_cells * 8.0 * s.gpu_download_ns_per_byte * 1e-6;
@@ -345,8 +347,11 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     batch = S;
   } else if (name == "blocked_fw") {
     if (!fw_applies) return -1;
+    // Calibration timed a fresh engine closing the whole matrix and copying it back: the graph's
+    // copy to the device and the matrix's copy back are in gpu_fw_ns already (counted again, they
+    // added 15 ms to the dense 1000-vertex graph's 10 and sent it to the CPU, 1.11x slower).
     compute = V * V * V * s.gpu_fw_ns * 1e-6;
-    return fixed + compute + download + emit_ms;
+    return call_ms + compute + emit_ms;
   } else {  // cch: whole rows by PHAST sweeps (a target list's columns are taken from them)
     if (!index) return -1;  // the GPU's cch sweeps a kept graph's index
     compute = S * index_arcs * s.gpu_cch_sweep_ns * 1e-6;

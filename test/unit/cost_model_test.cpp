@@ -283,6 +283,54 @@ TEST(CostModel, SmallGraphSearchPricedFromItsOwnTiming) {
   EXPECT_NEAR(estimate_call_ms(dijkstra, large, state, slow), with_factor, 1e-9);
 }
 
+// The GPU's Floyd-Warshall was calibrated as a fresh engine closing and copying back a whole
+// matrix: its estimate adds the call and the rows, not the graph's upload and the matrix's
+// download again. Speeds and shape from the H100 host at 2f6a885 (docs/results/h100_auto, part
+// 5): dense 1000 vertices, all pairs through the GPU service; forced, the GPU's blocked_fw took
+// 0.139 s, the CPU's Dijkstra (auto's choice then) 0.154 and the GPU's multi_source 0.157.
+TEST(CostModel, GpuFloydWarshallCountsItsCopiesOnce) {
+  if (find_engine("blocked_fw", Device::kGpu) == nullptr) GTEST_SKIP() << "a build without CUDA";
+  MachineSpeeds speeds;
+  speeds.cpu_dijkstra_vertex_ns = 41.4135;
+  speeds.cpu_dijkstra_arc_ns = 1.4725;
+  speeds.cpu_parallel_efficiency = 0.6938;
+  speeds.cpu_parallel_efficiency_small = 0.6845;
+  speeds.cpu_dijkstra_small_factor = 0.7062;
+  speeds.cpu_fw_ns = 0.2478;
+  speeds.cpu_fw_large_ns = 0.2478;
+  speeds.gpu_upload_ns_per_byte = 3.4534;
+  speeds.gpu_download_ns_per_byte = 0.8755;
+  speeds.gpu_service_call_ms = 1.4762;
+  speeds.gpu_many_local_ns = 0.2282;
+  speeds.gpu_many_far_ns = 0.1902;
+  speeds.gpu_many_source_us = 2.2299;
+  speeds.gpu_multi_source_ns = 0.0081;
+  speeds.gpu_fw_ns = 0.0102;
+  speeds.emit_row_ns = 51.9655;
+  speeds.cpu_row_cell_ns = 2.6903;
+  CallCostShape shape;
+  shape.vertices = 1000;
+  shape.arcs = 200000;
+  shape.sources = 1000;
+  shape.all_pairs = true;
+  shape.dense = true;
+  shape.hop_depth = 2;
+  shape.result_rows = 1e6;
+  shape.result_cells = 1e6;
+  DeviceState state;
+  state.gpu_usable = true;
+  state.service = true;
+  state.cpu_threads = 15;
+  state.hardware_threads = 16;
+  const double gpu_fw =
+      estimate_call_ms(*find_engine("blocked_fw", Device::kGpu), shape, state, speeds);
+  // The call, the matrix (1e9 x 0.0102 ns) and the rows (1e6 x 52 ns), nothing more.
+  EXPECT_NEAR(gpu_fw, 1.4762 + 10.2 + 51.9655, 1e-6);
+  EXPECT_LT(gpu_fw, estimate_call_ms(*find_engine("dijkstra", Device::kCpu), shape, state, speeds));
+  EXPECT_LT(gpu_fw,
+            estimate_call_ms(*find_engine("multi_source", Device::kGpu), shape, state, speeds));
+}
+
 // Many-source calls leave the backend that writes their rows a core on machines of 8 or more.
 TEST(CostModel, ManySourceCallsLeaveTheWriterACore) {
   EXPECT_EQ(threads_leaving_a_writer_core(16), 15);
