@@ -256,6 +256,8 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   const double V = static_cast<double>(shape.vertices);
   const double E = static_cast<double>(shape.arcs);
   const double S = static_cast<double>(std::max<std::int64_t>(1, shape.sources));
+  // The CSR's bytes: a head and a weight an arc, an offset a vertex.
+  const double graph_bytes = E * 12.0 + V * 8.0;
   const double share = early_exit_share(shape);
   const double emit_ms = shape.result_rows * s.emit_row_ns * 1e-6;
   const bool index = shape.index_arcs > 0;
@@ -275,7 +277,6 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       s.cpu_cch_query_us * std::sqrt(std::max(1.0, V) / std::max(1.0, s.cpu_cch_query_vertices));
 
   if (engine.device == Device::kCpu) {
-    const double graph_bytes = E * 12.0 + V * 8.0;
     const double speedup = cpu_speedup(s, state, shape.sources, graph_bytes);
     // The search on every core (or every core but the writer's): writing rows competes with it.
     const bool shared_cores =
@@ -324,7 +325,6 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   }
 
   if (!state.gpu_usable) return -1;
-  const double graph_bytes = E * 12.0 + V * 8.0;
   const double call_ms = state.service
                              ? s.gpu_service_call_ms
                              : s.gpu_call_ms + (state.context_open ? 0 : s.gpu_context_ms);
