@@ -61,6 +61,9 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
       : ShortestPathEngine(graph, options), threads_(resolve_thread_count(options.threads)) {
     report_.device_name = cpu_device_name(threads_);
   }
+  ~CpuDijkstraEngine() override {
+    for (auto& workspace : workspaces_) give_back_dijkstra_workspace(std::move(workspace));
+  }
   const char* name() const override { return "dijkstra"; }
   Device device() const override { return Device::kCpu; }
   int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
@@ -70,8 +73,8 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
     const VertexIndex n = graph_.vertex_count();
     const int workers = std::max(1, std::min(threads_, request.source_count));
     while (static_cast<int>(workspaces_.size()) < workers)
-      workspaces_.push_back(std::make_unique<DijkstraWorkspace>(
-          n, graph_.integer_weights ? graph_.max_weight : -1.0));
+      workspaces_.push_back(
+          take_dijkstra_workspace(n, graph_.integer_weights ? graph_.max_weight : -1.0));
     std::vector<std::int64_t> settled(static_cast<std::size_t>(workers), 0);
     parallel_for_each(request.source_count, workers, [&](int i, int thread) {
       double* row = request.distances + static_cast<std::size_t>(i) * n;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <queue>
 
 namespace gpu_routing {
@@ -12,15 +13,21 @@ constexpr std::int32_t kArity = 4;
 constexpr std::int64_t kCancelCheckInterval = 1 << 16;  // settled vertices between cancel checks
 }  // namespace
 
+std::size_t DijkstraWorkspace::ring_for(double max_integer_weight) {
+  if (!(max_integer_weight >= 0.0 && max_integer_weight <= kMaxBucketWeight)) return 0;
+  // Every tentative distance lies within max_weight of the bucket being settled, so a ring of
+  // more than max_weight buckets never holds two distances in one bucket. At least 64: one
+  // bitmap word.
+  std::size_t ring = 64;
+  while (ring <= static_cast<std::size_t>(max_integer_weight)) ring <<= 1;
+  return ring;
+}
+
 DijkstraWorkspace::DijkstraWorkspace(VertexIndex vertex_count, double max_integer_weight)
     : slot_of_(static_cast<std::size_t>(vertex_count), -1),
       is_target_(static_cast<std::size_t>(vertex_count), 0) {
-  if (max_integer_weight >= 0.0 && max_integer_weight <= kMaxBucketWeight) {
-    // Every tentative distance lies within max_weight of the bucket being settled, so a ring of
-    // more than max_weight buckets never holds two distances in one bucket. At least 64: one
-    // bitmap word.
-    std::size_t ring = 64;
-    while (ring <= static_cast<std::size_t>(max_integer_weight)) ring <<= 1;
+  const std::size_t ring = ring_for(max_integer_weight);
+  if (ring > 0) {
     buckets_.resize(ring);
     nonempty_.assign(ring / 64, 0);
     bucket_mask_ = ring - 1;
@@ -61,11 +68,13 @@ std::int64_t DijkstraWorkspace::run_buckets(const CsrGraph& graph, VertexIndex s
                                             int target_count, const CancelToken& cancel) {
   const VertexIndex n = graph.vertex_count;
   std::fill(distances, distances + n, kInfinity);
+  clean_ = false;
   int targets_left = mark_targets(targets, target_count);
   const bool stop_early = targets != nullptr;
   auto leave_clean = [&] {
     clear_buckets();
     if (stop_early) clear_targets(targets, target_count);
+    clean_ = true;
   };
   const std::size_t words = nonempty_.size();
   auto push = [&](VertexIndex v, std::int64_t distance) {
@@ -213,6 +222,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
   std::fill(distances, distances + n, kInfinity);
   heap_keys_.clear();
   heap_vertices_.clear();
+  clean_ = false;
   int targets_left = mark_targets(targets, target_count);
   const bool stop_early = targets != nullptr;
   double stop_distance = kInfinity;
@@ -230,6 +240,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
     if ((settled & (kCancelCheckInterval - 1)) == 0 && cancel.requested()) {
       for (VertexIndex v : heap_vertices_) slot_of_[static_cast<std::size_t>(v)] = -1;
       if (stop_early) clear_targets(targets, target_count);
+      clean_ = true;
       throw Cancelled();
     }
     const double dist_u = distances[u];
@@ -251,7 +262,53 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
   heap_keys_.clear();
   heap_vertices_.clear();
   if (stop_early) clear_targets(targets, target_count);
+  clean_ = true;
   return settled;
+}
+
+namespace {
+std::mutex g_pool_mutex;
+std::vector<std::unique_ptr<DijkstraWorkspace>> g_pool;  // clean, of small graphs
+constexpr std::size_t kPooledWorkspaces = 2;
+}  // namespace
+
+std::unique_ptr<DijkstraWorkspace> take_dijkstra_workspace(VertexIndex vertex_count,
+                                                           double max_integer_weight) {
+  const std::size_t ring = DijkstraWorkspace::ring_for(max_integer_weight);
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    for (auto it = g_pool.begin(); it != g_pool.end(); ++it)
+      if ((*it)->vertex_count() == vertex_count && (*it)->ring_size() == ring) {
+        std::unique_ptr<DijkstraWorkspace> workspace = std::move(*it);
+        g_pool.erase(it);
+        return workspace;
+      }
+  }
+  return std::make_unique<DijkstraWorkspace>(vertex_count, max_integer_weight);
+}
+
+std::size_t pooled_dijkstra_workspaces() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  return g_pool.size();
+}
+
+void clear_dijkstra_workspace_pool() {
+  std::vector<std::unique_ptr<DijkstraWorkspace>> freed;  // freed outside the lock
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  freed.swap(g_pool);
+}
+
+void give_back_dijkstra_workspace(std::unique_ptr<DijkstraWorkspace> workspace) {
+  if (workspace == nullptr || !workspace->clean() ||
+      workspace->vertex_count() > kPooledWorkspaceVertices)
+    return;
+  std::unique_ptr<DijkstraWorkspace> evicted;  // freed outside the lock
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (g_pool.size() >= kPooledWorkspaces) {
+    evicted = std::move(g_pool.front());
+    g_pool.erase(g_pool.begin());
+  }
+  g_pool.push_back(std::move(workspace));
 }
 
 std::vector<double> reference_dijkstra(const CsrGraph& graph, VertexIndex source) {

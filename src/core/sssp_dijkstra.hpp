@@ -2,6 +2,7 @@
 // and (one source per thread) the many-source CPU engine.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "common.hpp"
@@ -25,6 +26,13 @@ class DijkstraWorkspace {
   // (Graph::integer_weights, Graph::max_weight), or a negative value: the heap is used.
   explicit DijkstraWorkspace(VertexIndex vertex_count, double max_integer_weight = -1.0);
   bool uses_buckets() const { return !buckets_.empty(); }
+  VertexIndex vertex_count() const { return static_cast<VertexIndex>(slot_of_.size()); }
+  // The buckets a workspace for a graph of this largest whole-number weight has (0: the heap).
+  static std::size_t ring_for(double max_integer_weight);
+  std::size_t ring_size() const { return buckets_.size(); }
+  // Whether it is ready for another source: every run that returns or is cancelled leaves it so;
+  // one that failed on the way (out of memory) may not.
+  bool clean() const { return clean_; }
 
   // Fills distances[0 .. V-1] from `source`. With targets, stops once every target is final and
   // no vertex at the same distance as the farthest target is left unsettled; entries of vertices
@@ -51,7 +59,24 @@ class DijkstraWorkspace {
   std::vector<std::vector<VertexIndex>> buckets_;  // Dial's ring; empty when the heap is used
   std::vector<std::uint64_t> nonempty_;            // one bit per bucket
   std::size_t bucket_mask_ = 0;
+  bool clean_ = true;
 };
+
+// A workspace for a new engine: one an earlier engine of this process gave back when it fits
+// (the same vertex count and ring), else a new one. Making one costs its arrays (a vertex's slot
+// and mark, the ring's buckets, each bucket's first entries): on Rome (3353 vertices, a ring of
+// 16384) that was a fifth of a 0.7 ms path query on a road index, which Dijkstra lost to cch by
+// that alone.
+std::unique_ptr<DijkstraWorkspace> take_dijkstra_workspace(VertexIndex vertex_count,
+                                                           double max_integer_weight);
+// Keeps a clean workspace of a small graph for the next engine (at most two are kept, of graphs
+// up to kPooledWorkspaceVertices vertices: what a backend holds stays a few megabytes); frees
+// any other.
+void give_back_dijkstra_workspace(std::unique_ptr<DijkstraWorkspace> workspace);
+constexpr VertexIndex kPooledWorkspaceVertices = VertexIndex{1} << 18;
+// How many are kept now, and freeing them (for tests).
+std::size_t pooled_dijkstra_workspaces();
+void clear_dijkstra_workspace_pool();
 
 // Plain binary-heap Dijkstra with no tricks: the unit tests' reference.
 std::vector<double> reference_dijkstra(const CsrGraph& graph, VertexIndex source);

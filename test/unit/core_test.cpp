@@ -176,6 +176,91 @@ TEST(Dijkstra, BucketsMatchTheReferenceAndTheHeap) {
   EXPECT_FALSE(DijkstraWorkspace(10, -1.0).uses_buckets());
 }
 
+// Engines give their workspaces back for the next engine of the process: one kept from an
+// early stop, and one from a cancelled search, answer the next source exactly; at most two are
+// kept, and none of a graph over kPooledWorkspaceVertices.
+namespace {
+int g_polls = 0;
+bool cancel_on_second_poll() {
+  return ++g_polls > 1;
+}  // run()'s first poll is at its start
+}  // namespace
+
+TEST(Dijkstra, PooledWorkspacesAreCleanAndExact) {
+  clear_dijkstra_workspace_pool();           // earlier tests' engines gave theirs back
+  for (double max_weight : {100.0, -1.0}) {  // Dial's buckets, the heap
+    RandomGraphSpec spec;
+    spec.vertices = 70000;  // over the 65536 settled vertices between cancel checks
+    spec.edges = 280000;
+    spec.max_weight = 100;
+    EdgeTable t = testing::random_edges(spec, 7);
+    Graph g = build_graph(t.view(), true);
+    const VertexIndex n = g.vertex_count();
+    std::vector<double> got(static_cast<std::size_t>(n));
+    std::vector<VertexIndex> targets = {n / 2, n - 1};
+
+    auto ws = take_dijkstra_workspace(n, max_weight);
+    ASSERT_EQ(ws->uses_buckets(), max_weight > 0);
+    ws->run(g.forward, 0, got.data(), targets.data(), 2, {});
+    DijkstraWorkspace* kept = ws.get();
+    give_back_dijkstra_workspace(std::move(ws));
+    ASSERT_EQ(pooled_dijkstra_workspaces(), 1u);
+    ws = take_dijkstra_workspace(n, max_weight);
+    EXPECT_EQ(ws.get(), kept);
+    EXPECT_EQ(pooled_dijkstra_workspaces(), 0u);
+    ws->run(g.forward, 3, got.data(), nullptr, 0, {});
+    ASSERT_TRUE(testing::same_distances(got.data(), reference_dijkstra(g.forward, 3)));
+
+    // Cancelled with targets marked: the farthest vertex, so that the search runs past the
+    // first cancel check.
+    const auto from_5 = reference_dijkstra(g.forward, 5);
+    VertexIndex farthest = 5;
+    for (VertexIndex v = 0; v < n; ++v)
+      if (from_5[static_cast<std::size_t>(v)] < kInfinity &&
+          from_5[static_cast<std::size_t>(v)] > from_5[static_cast<std::size_t>(farthest)])
+        farthest = v;
+    std::vector<VertexIndex> far_targets = {farthest, n / 3};
+    g_polls = 0;
+    EXPECT_THROW(ws->run(g.forward, 5, got.data(), far_targets.data(), 2,
+                         CancelToken(&cancel_on_second_poll)),
+                 Cancelled);
+    EXPECT_EQ(g_polls, 2);  // cancelled mid-search, not at its start
+    EXPECT_TRUE(ws->clean());
+    give_back_dijkstra_workspace(std::move(ws));
+    ws = take_dijkstra_workspace(n, max_weight);
+    EXPECT_EQ(ws.get(), kept);
+    ws->run(g.forward, 5, got.data(), nullptr, 0, {});
+    ASSERT_TRUE(testing::same_distances(got.data(), from_5));
+    // The cancelled run's marks were cleared: a stop at the farthest vertex again (left marked,
+    // it would not count, and the search would stop at the nearer target) settles what a new
+    // workspace's does, with both targets exact.
+    std::vector<VertexIndex> again = {n / 2, farthest};
+    std::vector<double> fresh(got.size());
+    EXPECT_EQ(
+        ws->run(g.forward, 5, got.data(), again.data(), 2, {}),
+        DijkstraWorkspace(n, max_weight).run(g.forward, 5, fresh.data(), again.data(), 2, {}));
+    for (VertexIndex target : again)
+      EXPECT_EQ(got[static_cast<std::size_t>(target)], from_5[static_cast<std::size_t>(target)]);
+
+    give_back_dijkstra_workspace(std::move(ws));  // pool: kept
+    // Another ring (or the heap against a ring) is another workspace.
+    const double other_weight = max_weight > 0 ? 1000.0 : 50.0;
+    auto other = take_dijkstra_workspace(n, other_weight);
+    EXPECT_NE(other.get(), kept);
+    EXPECT_EQ(pooled_dijkstra_workspaces(), 1u);
+    give_back_dijkstra_workspace(std::move(other));                    // kept, other
+    give_back_dijkstra_workspace(take_dijkstra_workspace(100, -1.0));  // other, small
+    EXPECT_EQ(pooled_dijkstra_workspaces(), 2u);
+    take_dijkstra_workspace(n, max_weight);  // kept went: a new one, the two stay
+    EXPECT_EQ(pooled_dijkstra_workspaces(), 2u);
+    give_back_dijkstra_workspace(take_dijkstra_workspace(kPooledWorkspaceVertices + 1, -1.0));
+    EXPECT_EQ(pooled_dijkstra_workspaces(), 2u);  // too large to keep: other, small still
+    take_dijkstra_workspace(100, -1.0);
+    take_dijkstra_workspace(n, other_weight);
+    EXPECT_EQ(pooled_dijkstra_workspaces(), 0u);
+  }
+}
+
 TEST(Predecessors, FormATreeOfTightArcsEvenWithZeroWeights) {
   for (unsigned seed = 1; seed <= 150; ++seed) {
     RandomGraphSpec spec;
