@@ -1119,15 +1119,19 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
         if (c.choice.device == "auto") last_run(where, why);
       }
     };
+    // At least `floor` rounds of `members`, more while about `seconds` of calls allow (at most
+    // `cap`), each call priced at auto's warm call (twice where an untimed call precedes it).
+    auto rounds_for = [&](const std::vector<std::size_t>& members, double seconds, int floor,
+                          int cap) {
+      const double round_s = warmup * static_cast<double>(members.size()) * (untimed_first ? 2 : 1);
+      return round_s > 0 ? std::max(floor, std::min(cap, static_cast<int>(seconds / round_s)))
+                         : floor;
+    };
     std::vector<std::size_t> everyone(contenders.size());
     for (std::size_t k = 0; k < contenders.size(); ++k) everyone[k] = k;
     // Three race rounds, more where they are cheap (up to 9 within about kRaceSeconds): calls
     // under a millisecond spread several-fold over a session's first rounds.
-    const double race_round_s =
-        warmup * static_cast<double>(everyone.size()) * (untimed_first ? 2 : 1);
-    const int race_rounds =
-        race_round_s > 0 ? std::max(3, std::min(9, static_cast<int>(kRaceSeconds / race_round_s)))
-                         : 3;
+    const int race_rounds = rounds_for(everyone, kRaceSeconds, 3, 9);
     for (int round = 0; round < race_rounds; ++round) run_round(everyone, round, false);
     // The finalists: auto's engine forced, then the forced choices within 1.1x of the fastest
     // race median, fastest first (at most three in all).
@@ -1145,12 +1149,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       if (final_members.size() < 4 && contenders[k].choice.label() != chosen_label &&
           median(contenders[k].race) <= 1.1 * median(contenders[by_race.front()].race))
         final_members.push_back(k);
-    const double round_s =
-        warmup * static_cast<double>(final_members.size()) * (untimed_first ? 2 : 1);
-    const int final_rounds =
-        round_s > 0 ? std::max(rounds_by_call_time,
-                               std::min(31, static_cast<int>(kRowRoundsSeconds / round_s)))
-                    : rounds_by_call_time;
+    const int final_rounds = rounds_for(final_members, kRowRoundsSeconds, rounds_by_call_time, 31);
     for (int round = 0; round < final_rounds; ++round) run_round(final_members, round, true);
     execute("SET statement_timeout = 0");
     const Contender& auto_c = contenders.front();
@@ -1219,7 +1218,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       if (r > 0) std::snprintf(text, sizeof text, "%.2f", r);
       return std::string(text);
     };
-    // The race's quotient: auto's median of three over the smallest of every choice's.
+    // The race's quotient: auto's race median over the smallest of every choice's.
     const double race_ratio =
         race_best > 0 && !auto_c.race.empty() ? median(auto_c.race) / race_best : -1;
     if (race_ratio > 0 && race_ratio <= 1.10) ++race_within;

@@ -181,9 +181,10 @@ TEST(Dijkstra, BucketsMatchTheReferenceAndTheHeap) {
 // kept, and none of a graph over kPooledWorkspaceVertices.
 namespace {
 int g_polls = 0;
+// run()'s first poll is at its start: the second is the first one mid-search.
 bool cancel_on_second_poll() {
   return ++g_polls > 1;
-}  // run()'s first poll is at its start
+}
 }  // namespace
 
 TEST(Dijkstra, PooledWorkspacesAreCleanAndExact) {
