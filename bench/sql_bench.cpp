@@ -27,6 +27,7 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -754,6 +755,9 @@ void last_run(std::string& where, std::string& why) {
 // The timed calls a row of the auto suite may spend on rounds beyond the rule by auto's warm
 // call (9 rounds, 15 under 50 ms), where its rounds are cheap.
 constexpr double kRowRoundsSeconds = 4.0;
+// Where the race's calls spread widely, the final gets the rounds its medians need (below), within
+// about this many seconds of calls.
+constexpr double kSpreadRoundsSeconds = 90.0;
 // The same for the race's rounds beyond three (at most 9).
 constexpr double kRaceSeconds = 2.0;
 
@@ -974,16 +978,20 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       "in an order rotated every round; the finalists are auto's engine forced and the forced "
       "choices within 1.1x of the fastest race median (at most three). The final: %d rounds (%d "
       "where auto's warm call took under 50 ms; more where cheap, as many as about "
-      "%.0f s of calls allow, at most 31) of auto and the finalists alone, rotated; its medians "
+      "%.0f s of calls allow, at most 31; where the race's calls spread, as many as its spread "
+      "asks, (sqrt(2) x 1.25 x spread / 0.04)^2, within about %.0f s of calls; "
+      "the spread is 1.4826 x the median of the race calls' distances from their choice's race "
+      "median, relative) of auto and the finalists alone, rotated; its medians "
       "decide the row (the fastest is the finalist of the smallest final median), so the "
       "fastest is timed on rounds that did not choose it. Under 0.2 s each timed call follows "
       "an untimed one; one untimed auto call between the choices' probes and the race. auto = "
       "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
       "call's family on %s.\n",
-      kRaceSeconds, std::max(reps, 9), std::max(reps, 15), kRowRoundsSeconds,
+      kRaceSeconds, std::max(reps, 9), std::max(reps, 15), kRowRoundsSeconds, kSpreadRoundsSeconds,
       gpu ? "the CPU and the GPU" : "the CPU");
   std::printf(
-      "\n| workload | auto, final (s) (fastest, slowest round; rounds) | auto chose | fastest "
+      "\n| workload | auto, final (s) (fastest, slowest round; rounds; race spread) | auto chose | "
+      "fastest "
       "forced, final (s) | fastest | auto / fastest | within 10%% | auto / fastest, same final "
       "round (median) | race: auto / fastest (medians) | auto's engine forced / fastest | "
       "every forced choice, race median (s) "
@@ -1149,7 +1157,30 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       if (final_members.size() < 4 && contenders[k].choice.label() != chosen_label &&
           median(contenders[k].race) <= 1.1 * median(contenders[by_race.front()].race))
         final_members.push_back(k);
-    const int final_rounds = rounds_for(final_members, kRowRoundsSeconds, rounds_by_call_time, 31);
+    // The race's spread: each race call's distance from its contender's race median, relative to
+    // it (the median's own zero left out), pooled over the contenders; 1.4826 x their median
+    // estimates a standard deviation. The final then runs enough rounds that the medians of two
+    // choices of equal speed differ by over 10% rarely: the log of their quotient has a standard
+    // error of about sqrt(2) x 1.25 x spread / sqrt(rounds), held to 0.04 (10% is 2.4 of it).
+    // The rounds follow from the race alone, before any final call, so they cannot favour auto.
+    // Rows of 16.8M written rows on the H100 host spread 1.36-2.11 s a call, the same engine
+    // under auto and forced alike (docs/results/h100_auto/README.md): 9 rounds missed there by
+    // the two medians' spread in 4 of 10 runs.
+    std::vector<double> deviations;
+    for (const Contender& c : contenders) {
+      if (c.race.size() < 2) continue;
+      const double m = median(c.race);
+      std::vector<double> own;
+      for (double t : c.race) own.push_back(std::abs(t - m) / m);
+      std::sort(own.begin(), own.end());
+      deviations.insert(deviations.end(), own.begin() + (own.size() % 2), own.end());
+    }
+    const double race_spread = deviations.size() >= 4 ? 1.4826 * median(deviations) : 0;
+    const int rounds_by_spread =
+        static_cast<int>(std::ceil(std::pow(44.3 * race_spread, 2)));  // (sqrt(2)*1.25/0.04)^2
+    const int final_rounds = std::max(
+        rounds_for(final_members, kRowRoundsSeconds, rounds_by_call_time, 31),
+        std::min(rounds_by_spread, rounds_for(final_members, kSpreadRoundsSeconds, 0, 31)));
     for (int round = 0; round < final_rounds; ++round) run_round(final_members, round, true);
     execute("SET statement_timeout = 0");
     const Contender& auto_c = contenders.front();
@@ -1228,11 +1259,11 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
                                 : chosen_race > 0 && race_best > 0 ? chosen_race / race_best
                                                                    : -1;
     if (choice_ratio > 0 && choice_ratio <= 1.10) ++choices_within;
-    std::printf("| %s | %s (%s, %s; %zu) | %s | %s | %s | %.2f | %s | %s | %s | %s | %s |\n",
+    std::printf("| %s | %s (%s, %s; %zu; %.2f) | %s | %s | %s | %.2f | %s | %s | %s | %s | %s |\n",
                 w.name.c_str(), seconds_text(auto_s).c_str(), seconds_text(*auto_min).c_str(),
-                seconds_text(*auto_max).c_str(), auto_c.runs.size(), auto_where.c_str(),
-                best > 0 ? seconds_text(best).c_str() : "-", best_label.c_str(), ratio,
-                within ? "yes" : "**no**", ratio_text(paired).c_str(),
+                seconds_text(*auto_max).c_str(), auto_c.runs.size(), race_spread,
+                auto_where.c_str(), best > 0 ? seconds_text(best).c_str() : "-", best_label.c_str(),
+                ratio, within ? "yes" : "**no**", ratio_text(paired).c_str(),
                 ratio_text(race_ratio).c_str(), ratio_text(choice_ratio).c_str(), all.c_str());
     std::fflush(stdout);
   }
