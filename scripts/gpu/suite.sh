@@ -52,6 +52,9 @@
 #   auto-repeat         auto against near_far and multi_source forced, ten calls each, alternating,
 #                       all pairs of a random 4096-vertex graph as rows (bench/auto_repeat.sh,
 #                       after gpu_routing_calibrate())
+#   auto-alternating    auto against the same engine forced, alternating in one session, on three
+#                       rows of sql-auto (bench/auto_alternating.sh); first those rows by sql_bench
+#                       --suite auto --only, which load their tables (their tables in logs/)
 #   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
@@ -64,7 +67,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -360,6 +363,13 @@ for part in $bench; do
       bench_run "$part" phast.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" --reps 9 ;;
     auto-repeat)
       bench_run "$part" auto_repeat.md bash bench/auto_repeat.sh --device gpu --calibrate ;;
+    auto-alternating)
+      # The tables of New York's and the sparse graph's rows, and Rome's kept graph with its index:
+      # what sql-auto makes for those rows (its tables for them, as sql_bench --only loads them).
+      for only in "gpu_apsp 100x100, New York" "gpu_apsp all pairs, sparse 4096 V / 16k E" "index: gpu_path Rome 1 -> 3000"; do
+        "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 --only "$only" >> "$logs/auto_alternating_rows.md" 2>&1
+      done
+      bench_run "$part" auto_alternating.md bash bench/auto_alternating.sh --db bench ;;
     progress-bench)
       bench_run "$part:gpu" progress_gpu.md bash bench/progress_bench.sh --device gpu --runs 9
       bench_run "$part:cpu" progress_cpu.md bash bench/progress_bench.sh --device cpu --runs 9 ;;
