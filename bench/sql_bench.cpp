@@ -27,8 +27,8 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -1164,8 +1164,8 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     // error of about sqrt(2) x 1.25 x spread / sqrt(rounds), held to 0.04 (10% is 2.4 of it).
     // The rounds follow from the race alone, before any final call, so they cannot favour auto.
     // Rows of 16.8M written rows on the H100 host spread 1.36-2.11 s a call, the same engine
-    // under auto and forced alike (docs/results/h100_auto/README.md): 9 rounds missed there by
-    // the two medians' spread in 4 of 10 runs.
+    // under auto and forced alike (docs/results/h100_auto/README.md); that row missed by more
+    // than 10% in 5 of its 11 H100 runs, by medians of 5 to 9 rounds.
     std::vector<double> deviations;
     for (const Contender& c : contenders) {
       if (c.race.size() < 2) continue;
