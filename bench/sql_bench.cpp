@@ -758,6 +758,10 @@ constexpr double kRowRoundsSeconds = 4.0;
 // Where the race's calls spread widely, the final gets the rounds its medians need (below), within
 // about this many seconds of calls.
 constexpr double kSpreadRoundsSeconds = 90.0;
+// The final's rounds per unit of the race's spread, squared: sqrt(2) (a quotient of two medians)
+// x sqrt(pi/2) = 1.2533 (a median's standard error over a mean's) / 0.04 (the standard error
+// held to).
+constexpr double kSpreadRoundsFactor = 44.3;
 // The same for the race's rounds beyond three (at most 9).
 constexpr double kRaceSeconds = 2.0;
 
@@ -979,7 +983,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       "choices within 1.1x of the fastest race median (at most three). The final: %d rounds (%d "
       "where auto's warm call took under 50 ms; more where cheap, as many as about "
       "%.0f s of calls allow, at most 31; where the race's calls spread, as many as its spread "
-      "asks, (sqrt(2) x 1.25 x spread / 0.04)^2, within about %.0f s of calls; "
+      "asks, (%.1f x spread)^2, within about %.0f s of calls; "
       "the spread is 1.4826 x the median of the race calls' distances from their choice's race "
       "median, relative) of auto and the finalists alone, rotated; its medians "
       "decide the row (the fastest is the finalist of the smallest final median), so the "
@@ -987,8 +991,8 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       "an untimed one; one untimed auto call between the choices' probes and the race. auto = "
       "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
       "call's family on %s.\n",
-      kRaceSeconds, std::max(reps, 9), std::max(reps, 15), kRowRoundsSeconds, kSpreadRoundsSeconds,
-      gpu ? "the CPU and the GPU" : "the CPU");
+      kRaceSeconds, std::max(reps, 9), std::max(reps, 15), kRowRoundsSeconds, kSpreadRoundsFactor,
+      kSpreadRoundsSeconds, gpu ? "the CPU and the GPU" : "the CPU");
   std::printf(
       "\n| workload | auto, final (s) (fastest, slowest round; rounds; race spread) | auto chose | "
       "fastest "
@@ -1161,7 +1165,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     // it (the median's own zero left out), pooled over the contenders; 1.4826 x their median
     // estimates a standard deviation. The final then runs enough rounds that the medians of two
     // choices of equal speed differ by over 10% rarely: the log of their quotient has a standard
-    // error of about sqrt(2) x 1.25 x spread / sqrt(rounds), held to 0.04 (10% is 2.4 of it).
+    // error of about sqrt(2) x 1.2533 x spread / sqrt(rounds), held to 0.04 (10% is 2.4 of it).
     // The rounds follow from the race alone, before any final call, so they cannot favour auto.
     // Rows of 16.8M written rows on the H100 host spread 1.36-2.11 s a call, the same engine
     // under auto and forced alike (docs/results/h100_auto/README.md); that row missed by more
@@ -1177,7 +1181,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     }
     const double race_spread = deviations.size() >= 4 ? 1.4826 * median(deviations) : 0;
     const int rounds_by_spread =
-        static_cast<int>(std::ceil(std::pow(44.3 * race_spread, 2)));  // (sqrt(2)*1.25/0.04)^2
+        static_cast<int>(std::ceil(std::pow(kSpreadRoundsFactor * race_spread, 2)));
     const int final_rounds = std::max(
         rounds_for(final_members, kRowRoundsSeconds, rounds_by_call_time, 31),
         std::min(rounds_by_spread, rounds_for(final_members, kSpreadRoundsSeconds, 0, 31)));
