@@ -762,6 +762,11 @@ constexpr double kSpreadRoundsSeconds = 90.0;
 // x sqrt(pi/2) = 1.2533 (a median's standard error over a mean's) / 0.04 (the standard error
 // held to).
 constexpr double kSpreadRoundsFactor = 44.3;
+// The final's rounds at most, whatever the time allows. Calls under a few milliseconds spread
+// 0.17-0.61 relative (the Rome path on 2 cores and the H100), which asks for 60-700 rounds, and
+// 201 rounds of them take under 3 s; until this the cap was 31, and the Rome path missed on the
+// H100 at 12e136d with 31 rounds of a 0.26 spread.
+constexpr int kFinalRoundsCap = 201;
 // The same for the race's rounds beyond three (at most 9).
 constexpr double kRaceSeconds = 2.0;
 
@@ -982,7 +987,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       "in an order rotated every round; the finalists are auto's engine forced and the forced "
       "choices within 1.1x of the fastest race median (at most three). The final: %d rounds (%d "
       "where auto's warm call took under 50 ms; more where cheap, as many as about "
-      "%.0f s of calls allow, at most 31; where the race's calls spread, as many as its spread "
+      "%.0f s of calls allow, at most %d; where the race's calls spread, as many as its spread "
       "asks, (%.1f x spread)^2, within about %.0f s of calls; "
       "the spread is 1.4826 x the median of the race calls' distances from their choice's race "
       "median, relative) of auto and the finalists alone, rotated; its medians "
@@ -991,8 +996,8 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       "an untimed one; one untimed auto call between the choices' probes and the race. auto = "
       "gpu_routing.device and the algorithm settings at auto. Choices: every engine of the "
       "call's family on %s.\n",
-      kRaceSeconds, std::max(reps, 9), std::max(reps, 15), kRowRoundsSeconds, kSpreadRoundsFactor,
-      kSpreadRoundsSeconds, gpu ? "the CPU and the GPU" : "the CPU");
+      kRaceSeconds, std::max(reps, 9), std::max(reps, 15), kRowRoundsSeconds, kFinalRoundsCap,
+      kSpreadRoundsFactor, kSpreadRoundsSeconds, gpu ? "the CPU and the GPU" : "the CPU");
   std::printf(
       "\n| workload | auto, final (s) (fastest, slowest round; rounds; race spread) | auto chose | "
       "fastest "
@@ -1009,6 +1014,13 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     if (part_count > 1 &&
         static_cast<int>(index % static_cast<std::size_t>(part_count)) != part - 1)
       continue;
+    // Where a row's time goes, on stderr (suite.sh keeps it in logs/): a device call's share of
+    // rows must fit its time limit.
+    using Clock = std::chrono::steady_clock;
+    const auto row_started = Clock::now();
+    auto seconds_since = [](Clock::time_point from) {
+      return std::chrono::duration<double>(Clock::now() - from).count();
+    };
     for (const auto& table : w.tables) load_auto_table(table, data_dir);
     if (w.sql.find("graph:auto_ny_index") != std::string::npos)
       ensure_auto_kept("auto_ny_index", "bench_ny", true);
@@ -1020,6 +1032,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       ensure_auto_kept("auto_sparse4096", "bench_sparse4096", false);
     if (w.sql.find("graph:auto_rome_index") != std::string::npos)
       ensure_auto_kept("auto_rome_index", "bench_rome", true);
+    const double setup_s = seconds_since(row_started);
     reconnect();  // a fresh session per workload, as a user's
     // The session's first calls warm what every later one uses (catalog caches, a kept graph's
     // mapped pages, the OpenMP pool): three auto calls before any is timed.
@@ -1092,8 +1105,8 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     // low: two of the three rows the H100 missed at bf94801 ran the fastest engine. The final
     // times the fastest again, on rounds that did not choose it, and with two to four calls a
     // round it affords more of them (9, 15 where auto's warm call took under 50 ms; more where
-    // cheap, up to about kRowRoundsSeconds of calls, at most 31). Calls over 1 s had 7 until
-    // this: the R-MAT row's calls on 2 cores spread 5.3-7.0 s, and its 7-round medians missed
+    // cheap, up to about kRowRoundsSeconds of calls, at most kFinalRoundsCap). Calls over 1 s had 7
+    // until this: the R-MAT row's calls on 2 cores spread 5.3-7.0 s, and its 7-round medians missed
     // by 1.11 where the same rounds' quotient was 1.07. A call under 0.2 s is preceded by one
     // untimed call under the same settings: switching engines costs the first call after it up
     // to ~10 ms (a session's kept engine is made again), which a user calling the same way twice
@@ -1143,8 +1156,10 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     for (std::size_t k = 0; k < contenders.size(); ++k) everyone[k] = k;
     // Three race rounds, more where they are cheap (up to 9 within about kRaceSeconds): calls
     // under a millisecond spread several-fold over a session's first rounds.
+    const double probes_s = seconds_since(row_started) - setup_s;
     const int race_rounds = rounds_for(everyone, kRaceSeconds, 3, 9);
     for (int round = 0; round < race_rounds; ++round) run_round(everyone, round, false);
+    const double race_s = seconds_since(row_started) - setup_s - probes_s;
     // The finalists: auto's engine forced, then the forced choices within 1.1x of the fastest
     // race median, fastest first (at most three in all).
     const std::string chosen_label = forced_label(where);
@@ -1182,11 +1197,18 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     const double race_spread = deviations.size() >= 4 ? 1.4826 * median(deviations) : 0;
     const int rounds_by_spread =
         static_cast<int>(std::ceil(std::pow(kSpreadRoundsFactor * race_spread, 2)));
-    const int final_rounds = std::max(
-        rounds_for(final_members, kRowRoundsSeconds, rounds_by_call_time, 31),
-        std::min(rounds_by_spread, rounds_for(final_members, kSpreadRoundsSeconds, 0, 31)));
+    const int final_rounds =
+        std::max(rounds_for(final_members, kRowRoundsSeconds, rounds_by_call_time, kFinalRoundsCap),
+                 std::min(rounds_by_spread,
+                          rounds_for(final_members, kSpreadRoundsSeconds, 0, kFinalRoundsCap)));
     for (int round = 0; round < final_rounds; ++round) run_round(final_members, round, true);
     execute("SET statement_timeout = 0");
+    std::fprintf(stderr,
+                 "%s: %.0f s (tables and kept graphs %.0f, warm-up and probes %.0f, race %.0f: %d "
+                 "rounds of %zu, final %.0f: %d rounds of %zu)\n",
+                 w.name.c_str(), seconds_since(row_started), setup_s, probes_s, race_s, race_rounds,
+                 everyone.size(), seconds_since(row_started) - setup_s - probes_s - race_s,
+                 final_rounds, final_members.size());
     const Contender& auto_c = contenders.front();
     if (auto_c.runs.empty()) {
       std::printf("| %s | %s | | | | | | | | | |\n", w.name.c_str(), auto_c.why.c_str());
