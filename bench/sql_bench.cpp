@@ -3,7 +3,7 @@
 // time went (gpu_routing_last_run()).
 //
 //   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index|auto [--reps N] [--data DIR]
-//             [--only SUBSTRING] [--device cpu|gpu|both] [--choices cpu|all] [--part K/M]
+//             [--only SUBSTRING] [--device cpu|gpu|both] [--choices cpu|all] [--part K[,K2...]/M]
 // Connection from the PG* environment variables (or --db "conninfo"). The suite creates its
 // tables (bench_*) on first use and keeps them, so repeated runs skip the loading.
 //
@@ -15,7 +15,8 @@
 // then a full tree of each graph compared between cch and Dijkstra.
 // --suite auto: every workload of the other suites with auto and with every engine forced
 // (--choices cpu: the CPU's engines only), auto's time against the fastest (auto_suite); --part
-// K/M runs every M-th workload from the K-th (a run split over several calls).
+// K/M runs every M-th workload from the K-th (a run split over several calls), K,K2.../M several
+// such shares after one calibration.
 // --suite kept: kept graphs (gpu_graph_create) against edges_sql and pgRouting. It drops and
 // re-creates the kept graphs bench_ny and bench_grid1000 (printing their creation time), then for
 // each workload measures pgRouting, gpu_routing with edges_sql and gpu_routing with 'graph:NAME'
@@ -756,8 +757,11 @@ void last_run(std::string& where, std::string& why) {
 // call (9 rounds, 15 under 50 ms), where its rounds are cheap.
 constexpr double kRowRoundsSeconds = 4.0;
 // Where the race's calls spread widely, the final gets the rounds its medians need (below), within
-// about this many seconds of calls.
-constexpr double kSpreadRoundsSeconds = 90.0;
+// about this many seconds of calls. 90 until f7dd8b9: the H100 run at c8a0adb spent 1653 s on 30
+// of the 34 rows (finals 778 s, races 389, probes 281), and a device session has 1800 s; six
+// rows' finals had gone past 45 s. The race cannot be cut instead: its choices are already within
+// the probes' 1.5x, and dropping a choice after one round at 1.5x would have saved about 9 s.
+constexpr double kSpreadRoundsSeconds = 45.0;
 // The final's rounds per unit of the race's spread, squared: sqrt(2) (a quotient of two medians)
 // x sqrt(pi/2) = 1.2533 (a median's standard error over a mean's) / 0.04 (the standard error
 // held to).
@@ -777,7 +781,7 @@ std::string forced_label(const std::string& where) {
 }
 
 void auto_suite(const std::string& data_dir, int reps, const std::string& choices_option,
-                const std::string& only, int part, int part_count) {
+                const std::string& only, const std::vector<int>& parts, int part_count) {
   if (choices_option != "cpu" && choices_option != "all")
     throw std::runtime_error("--choices must be cpu or all, not " + choices_option);
   print_versions();
@@ -1012,8 +1016,9 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
   for (std::size_t index = 0; index < workloads.size(); ++index) {
     const AutoWorkload& w = workloads[index];
     if (!only.empty() && w.name.find(only) == std::string::npos) continue;
-    if (part_count > 1 &&
-        static_cast<int>(index % static_cast<std::size_t>(part_count)) != part - 1)
+    if (part_count > 1 && std::find(parts.begin(), parts.end(),
+                                    static_cast<int>(index % static_cast<std::size_t>(part_count)) +
+                                        1) == parts.end())
       continue;
     // Where a row's time goes, on stderr (suite.sh keeps it in logs/): a device call's share of
     // rows must fit its time limit.
@@ -1208,12 +1213,15 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
                           rounds_for(final_members, kSpreadRoundsSeconds, 0, kFinalRoundsCap)));
     for (int round = 0; round < final_rounds; ++round) run_round(final_members, round, true);
     execute("SET statement_timeout = 0");
+    std::size_t raced = 0;
+    for (const Contender& c : contenders)
+      if (!c.race.empty()) ++raced;
     std::fprintf(stderr,
                  "%s: %.0f s (tables and kept graphs %.0f, warm-up and probes %.0f, race %.0f: %d "
                  "rounds of %zu, final %.0f: %d rounds of %zu)\n",
                  w.name.c_str(), seconds_since(row_started), setup_s, probes_s, race_s, race_rounds,
-                 everyone.size(), seconds_since(row_started) - setup_s - probes_s - race_s,
-                 final_rounds, final_members.size());
+                 raced, seconds_since(row_started) - setup_s - probes_s - race_s, final_rounds,
+                 final_members.size());
     const Contender& auto_c = contenders.front();
     if (auto_c.runs.empty()) {
       std::printf("| %s | %s | | | | | | | | | |\n", w.name.c_str(), auto_c.why.c_str());
@@ -1312,40 +1320,61 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
 int main(int argc, char** argv) {
   std::string suite = "cpu", data_dir = "../shared/data", conninfo, only, device = "cpu",
               choices = "all";
-  int reps = 3, part = 1, part_count = 1;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
-      return argv[++i];
-    };
-    if (arg == "--suite")
-      suite = value();
-    else if (arg == "--reps")
-      reps = std::atoi(value().c_str());
-    else if (arg == "--data")
-      data_dir = value();
-    else if (arg == "--db")
-      conninfo = value();
-    else if (arg == "--only")
-      only = value();
-    else if (arg == "--device")
-      device = value();
-    else if (arg == "--choices")
-      choices = value();
-    else if (arg == "--part") {
-      const std::string text = value();
-      if (std::sscanf(text.c_str(), "%d/%d", &part, &part_count) != 2 || part < 1 ||
-          part > part_count)
-        throw std::runtime_error("--part takes K/M with 1 <= K <= M, not " + text);
-    } else {
-      std::fprintf(
-          stderr,
-          "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index|auto [--reps N] "
-          "[--data DIR] [--db CONNINFO] [--only TEXT] [--device cpu|gpu|both] "
-          "[--choices cpu|all] [--part K/M]\n");
-      return 2;
+  int reps = 3, part_count = 1;
+  std::vector<int> parts{1};
+  // A bad argument: its message and exit status 2, as a usage error.
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
+        return argv[++i];
+      };
+      if (arg == "--suite")
+        suite = value();
+      else if (arg == "--reps")
+        reps = std::atoi(value().c_str());
+      else if (arg == "--data")
+        data_dir = value();
+      else if (arg == "--db")
+        conninfo = value();
+      else if (arg == "--only")
+        only = value();
+      else if (arg == "--device")
+        device = value();
+      else if (arg == "--choices")
+        choices = value();
+      else if (arg == "--part") {
+        // K/M or K,K2,.../M: shares of M, each 1 <= K <= M.
+        const std::string text = value();
+        const std::size_t slash = text.find('/');
+        const auto bad = [&text] {
+          return std::runtime_error("--part takes K/M or K,K2,.../M with 1 <= K <= M, not " + text);
+        };
+        if (slash == std::string::npos) throw bad();
+        char* end = nullptr;
+        part_count = static_cast<int>(std::strtol(text.c_str() + slash + 1, &end, 10));
+        if (*end != '\0' || part_count < 1) throw bad();
+        parts.clear();
+        std::istringstream list(text.substr(0, slash));
+        for (std::string item; std::getline(list, item, ',');) {
+          const int k = static_cast<int>(std::strtol(item.c_str(), &end, 10));
+          if (item.empty() || *end != '\0' || k < 1 || k > part_count) throw bad();
+          parts.push_back(k);
+        }
+        if (parts.empty()) throw bad();
+      } else {
+        std::fprintf(
+            stderr,
+            "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index|auto [--reps N] "
+            "[--data DIR] [--db CONNINFO] [--only TEXT] [--device cpu|gpu|both] "
+            "[--choices cpu|all] [--part K[,K2...]/M]\n");
+        return 2;
+      }
     }
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "sql_bench: %s\n", e.what());
+    return 2;
   }
   if (const char* env = std::getenv("GPU_ROUTING_DATA");
       env != nullptr && data_dir == "../shared/data")
@@ -1373,7 +1402,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (suite == "auto") {
-      auto_suite(data_dir, reps, choices, only, part, part_count);
+      auto_suite(data_dir, reps, choices, only, parts, part_count);
       PQfinish(g_connection);
       return 0;
     }

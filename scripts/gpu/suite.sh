@@ -30,7 +30,8 @@
 #   sql-auto            auto against every engine forced on the CPU and the GPU, on every workload
 #                       of the SQL suites (sql_bench --suite auto, after gpu_routing_calibrate());
 #                       AUTO_PART=K/M runs a share of the workloads (the whole takes over 10 min;
-#                       several shares, "2/6 6/6", one after the other, a table each),
+#                       several shares, "2/6 6/6", one after the other, a table each; "3,5/12"
+#                       shares 3 and 5 of 12 in one table after one calibration),
 #                       AUTO_ONLY=TEXT the workloads whose name holds TEXT
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
 #   kept-pgbench-cpu    the same with the CPU engine (the machine's cores)
@@ -347,10 +348,12 @@ for part in $bench; do
     sql-arrays)
       bench_run "$part" sql_arrays.md "$bin/sql_bench" --suite arrays --device both --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 5 ;;
     sql-auto)
-      # AUTO_PART may name several shares ("2/6 6/6"): one table each, one after the other.
+      # AUTO_PART may name several shares ("2/6 6/6"): one table each, one after the other;
+      # "3,5,6/12" runs shares 3, 5 and 6 in one table after one calibration (sql_auto_3-5-6of12.md).
       for share in ${AUTO_PART:-all}; do
         [ "$share" = all ] && share=
-        bench_run "$part" "sql_auto${share:+_${share/\//of}}.md" "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ${share:+--part "$share"} ${AUTO_ONLY:+--only "$AUTO_ONLY"}
+        name=${share//,/-}
+        bench_run "$part" "sql_auto${name:+_${name/\//of}}.md" "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ${share:+--part "$share"} ${AUTO_ONLY:+--only "$AUTO_ONLY"}
       done ;;
     sql-index)
       bench_run "$part" sql_index.md "$bin/sql_bench" --suite index --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 ;;
