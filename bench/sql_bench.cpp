@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "common.hpp"
 #include "graph_generators.hpp"
 
 namespace {
@@ -1021,12 +1022,9 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
                                         1) == parts.end())
       continue;
     // Where a row's time goes, on stderr (suite.sh keeps it in logs/): a device call's share of
-    // rows must fit its time limit.
-    using Clock = std::chrono::steady_clock;
-    const auto row_started = Clock::now();
-    auto seconds_since = [](Clock::time_point from) {
-      return std::chrono::duration<double>(Clock::now() - from).count();
-    };
+    // rows must fit its time limit. Each phase's end, in seconds from the row's start.
+    const gpu_routing::Stopwatch row_watch;
+    auto row_seconds = [&row_watch] { return row_watch.elapsed_ms() / 1e3; };
     for (const auto& table : w.tables) load_auto_table(table, data_dir);
     if (w.sql.find("graph:auto_ny_index") != std::string::npos)
       ensure_auto_kept("auto_ny_index", "bench_ny", true);
@@ -1038,7 +1036,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
       ensure_auto_kept("auto_sparse4096", "bench_sparse4096", false);
     if (w.sql.find("graph:auto_rome_index") != std::string::npos)
       ensure_auto_kept("auto_rome_index", "bench_rome", true);
-    const double setup_s = seconds_since(row_started);
+    const double setup_end = row_seconds();
     reconnect();  // a fresh session per workload, as a user's
     // The session's first calls warm what every later one uses (catalog caches, a kept graph's
     // mapped pages, the OpenMP pool): three auto calls before any is timed.
@@ -1166,10 +1164,10 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     for (std::size_t k = 0; k < contenders.size(); ++k) everyone[k] = k;
     // Three race rounds, more where they are cheap (up to 9 within about kRaceSeconds): calls
     // under a millisecond spread several-fold over a session's first rounds.
-    const double probes_s = seconds_since(row_started) - setup_s;
+    const double probes_end = row_seconds();
     const int race_rounds = rounds_for(everyone, kRaceSeconds, 3, 9);
     for (int round = 0; round < race_rounds; ++round) run_round(everyone, round, false);
-    const double race_s = seconds_since(row_started) - setup_s - probes_s;
+    const double race_end = row_seconds();
     // The finalists: auto's engine forced, then the forced choices within 1.1x of the fastest
     // race median, fastest first (at most three in all).
     const std::string chosen_label = forced_label(where);
@@ -1216,11 +1214,12 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     std::size_t raced = 0;
     for (const Contender& c : contenders)
       if (!c.race.empty()) ++raced;
+    const double final_end = row_seconds();
     std::fprintf(stderr,
                  "%s: %.0f s (tables and kept graphs %.0f, warm-up and probes %.0f, race %.0f: %d "
                  "rounds of %zu, final %.0f: %d rounds of %zu)\n",
-                 w.name.c_str(), seconds_since(row_started), setup_s, probes_s, race_s, race_rounds,
-                 raced, seconds_since(row_started) - setup_s - probes_s - race_s, final_rounds,
+                 w.name.c_str(), final_end, setup_end, probes_end - setup_end,
+                 race_end - probes_end, race_rounds, raced, final_end - race_end, final_rounds,
                  final_members.size());
     const Contender& auto_c = contenders.front();
     if (auto_c.runs.empty()) {
