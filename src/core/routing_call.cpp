@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <unistd.h>
 
 #include "cch.hpp"
 #include "compact_rows.hpp"
@@ -449,71 +450,143 @@ void RoutingCall::launch_next_batch() {
   pending_.start([this, first, count] { compute_batch(first, count, staging_); });
 }
 
-BatchThread::~BatchThread() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+struct BatchThread::Worker {
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::function<void()> job;
+  bool has_job = false, done = true, stop = false;
+  std::exception_ptr error;
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      changed.wait(lock, [this] { return has_job || stop; });
+      if (!has_job) return;  // stopped
+      std::function<void()> work = std::move(job);
+      has_job = false;
+      lock.unlock();
+      std::exception_ptr failure;
+      try {
+        work();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      work = nullptr;  // what the job captured goes before its owner is told
+      lock.lock();
+      error = failure;
+      done = true;
+      changed.notify_all();
+    }
   }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+};
+
+namespace {
+
+// The process's parked batch threads. A backend runs one call at a time, so one thread is
+// usually all there is; more are made only for calls that overlap (tests, calibration inside a
+// call), and at most kIdleWorkers stay parked.
+constexpr std::size_t kIdleWorkers = 2;
+
+struct WorkerPool {
+  std::mutex mutex;
+  std::vector<BatchThread::Worker*> idle;
+  pid_t pid = 0;
+};
+
+WorkerPool& worker_pool() {
+  // Never destroyed: the parked threads end with the process, and exit() must not wait on them.
+  static WorkerPool* pool = new WorkerPool();
+  return *pool;
+}
+
+BatchThread::Worker* borrow_worker() {
+  WorkerPool& pool = worker_pool();
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    // A forked child has none of its parent's threads: what the parent had parked is forgotten.
+    if (pool.pid != getpid()) {
+      pool.idle.clear();
+      pool.pid = getpid();
+    }
+    if (!pool.idle.empty()) {
+      BatchThread::Worker* worker = pool.idle.back();
+      pool.idle.pop_back();
+      return worker;
+    }
+  }
+  auto* worker = new BatchThread::Worker();
+  // The thread inherits a full signal mask: PostgreSQL's handlers stay on the backend's thread.
+  SignalBlock block;
+  worker->thread = std::thread(&BatchThread::Worker::loop, worker);
+  return worker;
+}
+
+void return_worker(BatchThread::Worker* worker) {
+  WorkerPool& pool = worker_pool();
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    if (pool.pid == getpid() && pool.idle.size() < kIdleWorkers) {
+      pool.idle.push_back(worker);
+      return;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(worker->mutex);
+    worker->stop = true;
+  }
+  worker->changed.notify_all();
+  worker->thread.join();
+  delete worker;
+}
+
+}  // namespace
+
+BatchThread::~BatchThread() {
+  if (worker_ == nullptr) return;
+  // A job in flight uses its call: it finishes (told to stop by its cancel token) before the
+  // thread goes back.
+  {
+    std::unique_lock<std::mutex> lock(worker_->mutex);
+    worker_->changed.wait(lock, [this] { return worker_->done; });
+    worker_->error = nullptr;
+  }
+  return_worker(worker_);
 }
 
 void BatchThread::start(std::function<void()> job) {
-  if (!thread_.joinable()) {
-    // The thread inherits a full signal mask: PostgreSQL's handlers stay on the backend's thread.
-    SignalBlock block;
-    thread_ = std::thread(&BatchThread::loop, this);
-  }
+  if (worker_ == nullptr) worker_ = borrow_worker();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = std::move(job);
-    has_job_ = true;
-    done_ = false;
-    valid_ = true;
+    std::lock_guard<std::mutex> lock(worker_->mutex);
+    worker_->job = std::move(job);
+    worker_->has_job = true;
+    worker_->done = false;
+    worker_->error = nullptr;
   }
-  changed_.notify_all();
+  valid_ = true;
+  worker_->changed.notify_all();
 }
 
 bool BatchThread::wait_for(int ms) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  return changed_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return done_; });
+  std::unique_lock<std::mutex> lock(worker_->mutex);
+  return worker_->changed.wait_for(lock, std::chrono::milliseconds(ms),
+                                   [this] { return worker_->done; });
 }
 
 void BatchThread::wait() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] { return done_; });
+  std::unique_lock<std::mutex> lock(worker_->mutex);
+  worker_->changed.wait(lock, [this] { return worker_->done; });
 }
 
 void BatchThread::get() {
   wait();
   std::exception_ptr error;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    valid_ = false;
-    std::swap(error, error_);
+    std::lock_guard<std::mutex> lock(worker_->mutex);
+    std::swap(error, worker_->error);
   }
+  valid_ = false;
   if (error) std::rethrow_exception(error);
-}
-
-void BatchThread::loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
-    changed_.wait(lock, [this] { return has_job_ || stop_; });
-    if (!has_job_) return;  // stopped
-    std::function<void()> job = std::move(job_);
-    has_job_ = false;
-    lock.unlock();
-    std::exception_ptr error;
-    try {
-      job();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    lock.lock();
-    error_ = error;
-    done_ = true;
-    changed_.notify_all();
-  }
 }
 
 void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch) {

@@ -96,30 +96,30 @@ struct CallSummary {
   double service_wait_ms = 0;
 };
 
-// One thread that runs a call's batches one after another. A thread per batch (std::async)
-// gave OpenMP a new team for every batch: on 2 cores the all-pairs of 4096 vertices took 2.3x
-// the time of the engine alone. The thread is made with every signal blocked, so PostgreSQL's
-// handlers stay on the backend's own thread.
+// Runs a call's batches one after another on a thread of the process's own. A thread per batch
+// (std::async) gave OpenMP a new team for every batch: on 2 cores the all-pairs of 4096 vertices
+// took 2.3x the time of the engine alone. A thread per call cost a short call the thread's
+// creation and its OpenMP team's (clone3 alone was 9% of a backend's time under pgbench, paths on
+// a kept graph at 0.5 ms a call): the thread is borrowed from a pool that keeps it parked
+// between calls, with its team. It is made with every signal blocked, so PostgreSQL's handlers
+// stay on the backend's own thread.
 class BatchThread {
  public:
   BatchThread() = default;
   BatchThread(const BatchThread&) = delete;
   BatchThread& operator=(const BatchThread&) = delete;
-  ~BatchThread();
+  ~BatchThread();  // waits for a job in flight, then gives the thread back to the pool
   void start(std::function<void()> job);  // when !valid()
   bool valid() const { return valid_; }   // a job was started and not yet collected by get()
   bool wait_for(int ms);                  // true once the job is done
   void wait();
   void get();  // waits, then rethrows what the job threw
 
+  struct Worker;  // a pooled thread and the job it runs (routing_call.cpp)
+
  private:
-  void loop();
-  std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::function<void()> job_;
-  bool has_job_ = false, done_ = false, stop_ = false, valid_ = false;
-  std::exception_ptr error_;
+  Worker* worker_ = nullptr;  // borrowed on the first start()
+  bool valid_ = false;
 };
 
 class RoutingCall {

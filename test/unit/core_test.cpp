@@ -1,8 +1,13 @@
 // The plain C++ core: id mapping, graph building, Dijkstra, the predecessor rule, and every CPU
 // engine against the reference Dijkstra on hundreds of random graphs.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "engine.hpp"
@@ -510,6 +515,56 @@ TEST(RoutingCall, CostMatrixWithOnlyUnknownTargetsIsEmpty) {
     EXPECT_EQ(rows, target == 3 ? 1u : 0u) << "target " << target;
     EXPECT_EQ(call.summary().algorithm.empty(), target == 999) << "target " << target;
   }
+}
+
+// A call's batches run on a thread borrowed from the process's pool: a later call gets the same
+// thread back (no thread made per call), calls that overlap get threads of their own, what a job
+// throws reaches get(), a destructor waits for a job in flight, and a forked child makes its own.
+TEST(BatchThread, ReusesItsThreadAndWaitsForAJobInFlight) {
+  auto thread_of_a_job = [] {
+    BatchThread batches;
+    std::thread::id id;
+    batches.start([&] { id = std::this_thread::get_id(); });
+    batches.get();
+    return id;
+  };
+  const std::thread::id first = thread_of_a_job();
+  EXPECT_NE(first, std::this_thread::get_id());
+  EXPECT_EQ(thread_of_a_job(), first);
+
+  {
+    BatchThread a, b;
+    std::thread::id id_a, id_b;
+    a.start([&] { id_a = std::this_thread::get_id(); });
+    b.start([&] {
+      id_b = std::this_thread::get_id();
+      throw RoutingError(ErrorKind::kInternal, "from the job");
+    });
+    a.get();
+    EXPECT_THROW(b.get(), RoutingError);
+    EXPECT_NE(id_a, id_b);
+    EXPECT_FALSE(b.valid());
+  }
+
+  std::atomic<bool> finished{false};
+  {
+    BatchThread batches;
+    batches.start([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      finished = true;
+    });
+  }
+  EXPECT_TRUE(finished.load());
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::thread::id id = thread_of_a_job();
+    _exit(id != std::thread::id() && id != std::this_thread::get_id() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(MemoryBudget, RefusesWithTheSize) {
