@@ -18,6 +18,8 @@
 #               once); that worker terminated mid-way gives its claim back without a restart;
 #               index_customization = gpu customizes on the GPU (refused without one), and the
 #               session's next index after a committed change again (auto, kept customizer).
+#   schema:     one session drops the extension and makes it again in another schema: its
+#               remembered schema is looked up again, and named graphs work there.
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
 #               rule), and afterwards the graph is rebuilt on first use and answers right.
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
@@ -295,6 +297,34 @@ if line=$(test/kept/index_customization.sh "${db}_ic" 2>&1); then
   pass "${line#ok - }"
 else
   fail "index customization" "$line"
+fi
+
+# --- the extension made again in another schema, in one session ---------------------------------
+# A backend remembers the extension's schema (where its registry is); one session that drops the
+# extension and makes it again in another schema must find the new registry.
+schema_db="${db}_schema"
+dropdb --if-exists "$schema_db" >/dev/null 2>&1 || true
+createdb "$schema_db"
+moved=$(psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$schema_db" 2>&1 <<'SQL' | tr '\n' '|'
+SET client_min_messages = warning;
+CREATE EXTENSION gpu_routing;
+CREATE TABLE sc_edges (id bigint, source bigint, target bigint, cost float8);
+INSERT INTO sc_edges VALUES (1, 1, 2, 1.5), (2, 2, 3, 2.0), (3, 1, 3, 5.0);
+SELECT gpu_graph_create('sc', 'SELECT id, source, target, cost FROM sc_edges') IS NOT NULL;
+SELECT agg_cost FROM gpu_path('graph:sc', 1, 3) WHERE edge = -1;
+DROP EXTENSION gpu_routing CASCADE;
+CREATE SCHEMA routing;
+CREATE EXTENSION gpu_routing SCHEMA routing;
+SELECT routing.gpu_graph_create('sc2', 'SELECT id, source, target, cost FROM public.sc_edges') IS NOT NULL;
+SELECT agg_cost FROM routing.gpu_path('graph:sc2', 1, 3) WHERE edge = -1;
+SELECT graph FROM routing.gpu_routing_last_run();
+SQL
+) || true
+dropdb --if-exists "$schema_db" >/dev/null 2>&1 || true
+if [ "$moved" = "t|3.5|t|3.5|sc2|" ]; then
+  pass "the extension dropped and made again in another schema: the same session finds its new registry"
+else
+  fail "extension made again in another schema" "$moved"
 fi
 
 # --- kill -9 mid-build: PostgreSQL restarts its sessions; the graph comes back ------------------
