@@ -93,7 +93,7 @@ $$;
 -- Per configuration: one check per call and one that every call was served as it should be.
 -- Then the fixed checks below.
 SELECT plan((SELECT sum(1 + (SELECT count(*) FROM kg_calls k WHERE pg_temp.in_config(c, k))) FROM kg_configs c)::int
-            + 60 + (SELECT count(*) FROM kg_calls WHERE graph = 'pgtap_sample')::int);
+            + 62 + (SELECT count(*) FROM kg_calls WHERE graph = 'pgtap_sample')::int);
 
 -- The fixtures' graphs are there. -------------------------------------------------------------
 SELECT set_eq($$SELECT name FROM gpu_graphs() WHERE name LIKE 'pgtap\_%' AND state <> 'unusable' AND name <> 'pgtap_created'$$,
@@ -316,6 +316,18 @@ SELECT throws_ok($$SELECT gpu_graph_drop('pgtap_sample')$$, '42501',
 SELECT throws_ok($$SELECT * FROM gpu_sssp('graph:pgtap_sample', 6)$$, '42501', 'permission denied for table sample_edges',
                  'graph: by a role that may not read its table');
 RESET ROLE;
+-- A backend keeps the plan of a graph's query: the caller's rights are checked on it every call.
+GRANT SELECT ON sample_edges TO pgtap_kept_graphs_stranger;
+SET LOCAL ROLE pgtap_kept_graphs_stranger;
+SELECT count(*) AS rows FROM gpu_sssp('graph:pgtap_sample', 6) \gset granted_
+RESET ROLE;
+REVOKE SELECT ON sample_edges FROM pgtap_kept_graphs_stranger;
+SET LOCAL ROLE pgtap_kept_graphs_stranger;
+SELECT throws_ok($$SELECT * FROM gpu_sssp('graph:pgtap_sample', 6)$$, '42501', 'permission denied for table sample_edges',
+                 'graph: by a role whose SELECT on its table was revoked after a call in this session');
+RESET ROLE;
+SELECT is(:granted_rows::bigint, (SELECT count(*) FROM gpu_sssp('SELECT id, source, target, cost, reverse_cost FROM sample_edges', 6)),
+          'graph: by a role granted SELECT on its table, the rows of edges_sql');
 
 -- ALTER of what it reads makes it unusable until refreshed; refresh and drop. ------------------
 ALTER TABLE random_int_edges ADD COLUMN pgtap_note text;
