@@ -545,12 +545,8 @@ void return_worker(BatchThread::Worker* worker) {
 BatchThread::~BatchThread() {
   if (worker_ == nullptr) return;
   // A job in flight uses its call: it finishes (told to stop by its cancel token) before the
-  // thread goes back.
-  {
-    std::unique_lock<std::mutex> lock(worker_->mutex);
-    worker_->changed.wait(lock, [this] { return worker_->done; });
-    worker_->error = nullptr;
-  }
+  // thread goes back. What it threw, uncollected, is cleared by the thread's next start().
+  wait();
   return_worker(worker_);
 }
 
