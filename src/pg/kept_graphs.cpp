@@ -264,18 +264,18 @@ Oid get_extension_schema(Oid extension) {
 Oid g_extension_schema = InvalidOid;
 
 // The registry table's oid, or InvalidOid where the extension or its registry is missing; the
-// schema it was looked for in goes to *schema (InvalidOid without the extension).
-Oid registry_relid(Oid* schema) {
+// schema it was looked for in goes to *schema where asked (InvalidOid without the extension).
+Oid registry_relid(Oid* schema = nullptr) {
   if (OidIsValid(g_extension_schema)) {
     const Oid relid = get_relname_relid("gpu_routing_graphs", g_extension_schema);
     if (OidIsValid(relid)) {
-      *schema = g_extension_schema;
+      if (schema != nullptr) *schema = g_extension_schema;
       return relid;
     }
   }
   const Oid extension = get_extension_oid("gpu_routing", true);
   g_extension_schema = OidIsValid(extension) ? get_extension_schema(extension) : InvalidOid;
-  *schema = g_extension_schema;
+  if (schema != nullptr) *schema = g_extension_schema;
   return OidIsValid(g_extension_schema)
              ? get_relname_relid("gpu_routing_graphs", g_extension_schema)
              : InvalidOid;
@@ -293,14 +293,12 @@ const char* extension_schema() {
 // The registry's road_index column for a SELECT list: a database still on 0.2.0 has none (ALTER
 // EXTENSION UPDATE adds it), and reads false there.
 const char* road_index_column() {
-  Oid schema = InvalidOid;
-  const Oid registry = registry_relid(&schema);
+  const Oid registry = registry_relid();
   return get_attnum(registry, "road_index") != InvalidAttrNumber ? "road_index" : "false";
 }
 
 Oid registry_owner() {
-  Oid schema = InvalidOid;
-  const Oid relid = registry_relid(&schema);
+  const Oid relid = registry_relid();
   if (!OidIsValid(relid))
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("gpu_routing_graphs is missing"),
                     errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
@@ -405,8 +403,7 @@ void read_registration(const char* key, bool by_name, Registration* out) {
   if (schema == nullptr) return;
   // A database still on gpu_routing 0.1.0 (the library is updated first, the SQL objects by
   // ALTER EXTENSION UPDATE) has no registry: no graph matches its queries, none can be named.
-  Oid registry_schema = InvalidOid;
-  if (!OidIsValid(registry_relid(&registry_schema))) {
+  if (!OidIsValid(registry_relid())) {
     if (by_name)
       ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                       errmsg("kept graphs need gpu_routing 0.2.0 or later in this database"),
@@ -2521,10 +2518,7 @@ bool changes_what_graphs_read(const CollectedCommand* command) {
 extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
   if (!CALLED_AS_EVENT_TRIGGER(fcinfo)) PG_RETURN_NULL();
   if (g_own_ddl) PG_RETURN_NULL();
-  Oid extension = get_extension_oid("gpu_routing", true);
-  if (!OidIsValid(extension) || creating_extension) PG_RETURN_NULL();
-  if (!OidIsValid(get_relname_relid("gpu_routing_graphs", get_extension_schema(extension))))
-    PG_RETURN_NULL();
+  if (creating_extension || !OidIsValid(registry_relid())) PG_RETURN_NULL();
   const char* schema = extension_schema();
   EventTriggerData* data = reinterpret_cast<EventTriggerData*>(fcinfo->context);
   const bool dropping = strcmp(data->event, "sql_drop") == 0;
