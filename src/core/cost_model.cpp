@@ -21,6 +21,8 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_parallel_efficiency", s.cpu_parallel_efficiency);
   fn("cpu_parallel_efficiency_small", s.cpu_parallel_efficiency_small);
   fn("cpu_dijkstra_small_factor", s.cpu_dijkstra_small_factor);
+  fn("cpu_dijkstra_dense_factor", s.cpu_dijkstra_dense_factor);
+  fn("cpu_dijkstra_dense_large_factor", s.cpu_dijkstra_dense_large_factor);
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_fw_large_ns", s.cpu_fw_large_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
@@ -98,6 +100,14 @@ double with_rows(double compute_ms, double emit_ms, double batches, bool shared_
 double cpu_fw_ns_for(const MachineSpeeds& s, double vertices) {
   const double position = std::clamp(std::log2(std::max(1.0, vertices)) - 10.0, 0.0, 1.0);
   return s.cpu_fw_ns + (s.cpu_fw_large_ns - s.cpu_fw_ns) * position;
+}
+
+// CPU Dijkstra's factor on a dense graph of V vertices: measured on 1024 and 2048, the line
+// between them in log2(V), flat beyond.
+double cpu_dijkstra_dense_factor_for(const MachineSpeeds& s, double vertices) {
+  const double position = std::clamp(std::log2(std::max(1.0, vertices)) - 10.0, 0.0, 1.0);
+  return s.cpu_dijkstra_dense_factor +
+         (s.cpu_dijkstra_dense_large_factor - s.cpu_dijkstra_dense_factor) * position;
 }
 
 double batches_of(std::int64_t sources, double batch) {
@@ -285,13 +295,16 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     const double batch = std::max(1, state.cpu_threads) * 16.0;
     double compute = 0;
     if (name == "dijkstra") {
-      // Many sources reuse one engine's arrays and heap, warm in the caches on a small graph
-      // (the factor was timed so); a single-source call starts with fresh ones.
-      const double small_factor =
-          S > 1 ? blend(s.cpu_dijkstra_small_factor, 1.0, small_to_large(graph_bytes)) : 1.0;
+      // A search on a graph of the small one's size costs what its timing says, one source or
+      // many (a single-source call's fresh arrays are a few kB there: on Rome's 3353 vertices a
+      // path cost 52 us of compute where the vertex and arc speeds said 72, and auto sent it to
+      // the road index, 100 us); a dense graph costs what the dense ones' timings say.
+      const double size_factor =
+          shape.dense ? cpu_dijkstra_dense_factor_for(s, V)
+                      : blend(s.cpu_dijkstra_small_factor, 1.0, small_to_large(graph_bytes));
       const double per_source = (V * s.cpu_dijkstra_vertex_ns + E * s.cpu_dijkstra_arc_ns) * share *
                                 blend(1.0, s.cpu_dijkstra_far_factor, shape.far_fraction) *
-                                small_factor;
+                                size_factor;
       compute = (S * per_source * 1e-6 + predecessor_ms) / speedup;
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;

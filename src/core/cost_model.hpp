@@ -46,6 +46,14 @@ struct MachineSpeeds {
   // vertex speed and the small graph's efficiency each moved 17-28% between calibrations, and
   // their quotient decided a near-tie (sparse all pairs as arrays: CPU estimated 200 ms, ran 143).
   double cpu_dijkstra_small_factor = 1;
+  // Many sources on every thread on calibration's dense graphs (a fifth of all arcs) of 1024
+  // and 2048 vertices, measured against what the speeds above predict for them: on a dense
+  // graph out of the caches an arc costs more than on the 512-vertex one the arc speed comes
+  // from (the 2-core machine's dense 1000- and 2000-vertex all pairs ran 1.5-1.9x its estimate,
+  // and went to Dijkstra where blocked_fw was faster). The model scales CPU Dijkstra on a dense
+  // graph by these, between the two sizes in log2(V), flat beyond (instead of the small factor).
+  double cpu_dijkstra_dense_factor = 1;
+  double cpu_dijkstra_dense_large_factor = 1;
   // Blocked Floyd-Warshall, one thread's time per V^3 (divided by the speed-up), on a matrix of
   // 1024 vertices (8 MB) and of 2048 (32 MB): past the caches it grows (1.35x from 1024 to 2000
   // vertices on the development machine); between the two it follows log2(V).
