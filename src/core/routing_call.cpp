@@ -179,8 +179,12 @@ void RoutingCall::prepare() {
   shape_ = shape;
   const std::string& algorithm =
       options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm;
+  // The estimates, for auto, and for a named engine both devices have where the device is auto.
+  const bool named_on_both = options_.device == DeviceSetting::kAuto && gpus_.usable &&
+                             find_engine(algorithm, Device::kCpu) != nullptr &&
+                             find_engine(algorithm, Device::kGpu) != nullptr;
   std::unique_ptr<AutoCosts> costs;
-  if (options_.speeds != nullptr && (algorithm.empty() || algorithm == "auto"))
+  if (options_.speeds != nullptr && (algorithm.empty() || algorithm == "auto" || named_on_both))
     costs = std::make_unique<AutoCosts>(auto_costs(shape));
   EngineSelection selection = select_engine(options_.device, algorithm, shape, gpus_, costs.get());
   summary_.algorithm = selection.engine->name;

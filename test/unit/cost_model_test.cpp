@@ -183,6 +183,56 @@ TEST(CostModel, ChoicesOnTheBenchmarkShapes) {
   EXPECT_NE(d.last.reason.find("no usable GPU (test: no GPU)"), std::string::npos) << d.last.reason;
 }
 
+// A named engine both devices have, with the device at auto: the device of the smaller estimate;
+// without estimates (or where one device has none), the GPU as before.
+TEST(CostModel, NamedEngineOnBothDevicesTakesTheCheaperDevice) {
+  if (find_engine("cch", Device::kGpu) == nullptr) GTEST_SKIP() << "a build without CUDA";
+  Decide d;
+  // One path on a city's kept road index through the GPU service: the CPU's point queries.
+  d.costs.shape.vertices = 3353;
+  d.costs.shape.arcs = 8870;
+  d.costs.shape.sources = 1;
+  d.costs.shape.targets_per_source = 1;
+  d.costs.shape.kept_graph = true;
+  d.costs.shape.index_arcs = 19493;
+  d.costs.state.service = true;
+  d.costs.state.kept_engine = "*";
+  d.problem.road_index = true;
+  d.problem.vertices = 3353;
+  d.problem.arcs = 8870;
+  EngineSelection cch = select_engine(DeviceSetting::kAuto, "cch", d.problem, d.gpu, &d.costs);
+  EXPECT_EQ(cch.engine->device, Device::kCpu);
+  EXPECT_NE(cch.reason.find("gpu_routing.sssp_algorithm = cch, device auto: cpu cch, estimated"),
+            std::string::npos)
+      << cch.reason;
+  EXPECT_NE(cch.reason.find("; gpu cch, estimated"), std::string::npos) << cch.reason;
+  // Without estimates: the GPU, as the name says nothing of the device.
+  EXPECT_EQ(select_engine(DeviceSetting::kAuto, "cch", d.problem, d.gpu).engine->device,
+            Device::kGpu);
+  // device = gpu still means the GPU.
+  EXPECT_EQ(select_engine(DeviceSetting::kGpu, "cch", d.problem, d.gpu, &d.costs).engine->device,
+            Device::kGpu);
+  // Many sources of whole rows on the index: the GPU's sweeps.
+  d.costs.shape.sources = 4096;
+  d.costs.shape.targets_per_source = 0;
+  d.costs.shape.result_rows = 4096.0 * 3353;
+  d.costs.shape.result_cells = 4096.0 * 3353;
+  d.costs.shape.vertices = d.problem.vertices = 264346;
+  d.costs.shape.arcs = d.problem.arcs = 733846;
+  d.costs.shape.index_arcs = 1550000;
+  d.problem.many_source = true;
+  d.problem.source_count = 4096;
+  EXPECT_EQ(select_engine(DeviceSetting::kAuto, "cch", d.problem, d.gpu, &d.costs).engine->device,
+            Device::kGpu);
+  // No GPU estimate (a sparse graph's all pairs for blocked_fw): the GPU.
+  d.costs.shape.dense = false;
+  d.costs.shape.all_pairs = true;
+  d.problem.all_pairs = true;
+  EXPECT_EQ(
+      select_engine(DeviceSetting::kAuto, "blocked_fw", d.problem, d.gpu, &d.costs).engine->device,
+      Device::kGpu);
+}
+
 // All pairs of a graph that stays in the caches, written as rows by a backend that shares its
 // cores with the search: the CPU's estimate follows the small graph's parallel efficiency and
 // counts half the overlap of writing and computing. Speeds and shape from the H100 host
