@@ -21,7 +21,7 @@ SET LOCAL client_min_messages = warning;
 SELECT gpu_graph_index('pgtap_rome') AS index_line \gset
 -- The road index is a CPU engine (also where the suite runs with gpu_routing.device = gpu).
 SET LOCAL gpu_routing.device = cpu;
-SELECT plan(33);
+SELECT plan(35);
 
 SELECT matches(:'index_line'::text, '^kept graph pgtap_rome: road index made by this call: order \d+ ms, hierarchy \d+ ms, customization \d+ ms, ',
                'gpu_graph_index makes the index at once and says so');
@@ -66,8 +66,16 @@ SELECT is((SELECT array_agg(agg_cost ORDER BY start_vid, end_vid)
           (SELECT array_agg(agg_cost ORDER BY start_vid, end_vid) FROM auto_rows
            WHERE start_vid IN (1, 77) AND end_vid IN (3, 3000) AND node = end_vid),
           'cch on the GPU: a cost matrix from the shared index');
+-- Named with the device at auto: the device of the smaller estimate, both estimates given.
+SET LOCAL gpu_routing.device = auto;
+SELECT is((SELECT count(*) FROM gpu_path('graph:pgtap_rome', 1, 3000)),
+          (SELECT count(*) FROM auto_rows WHERE start_vid = 1 AND end_vid = 3000),
+          'cch named, device auto: the path');
+SELECT matches((SELECT reason FROM gpu_routing_last_run()),
+               '^gpu_routing.sssp_algorithm = cch, device auto: (cpu|gpu) cch, estimated [0-9.]+ ms; (cpu|gpu) cch, estimated [0-9.]+ ms',
+               'cch named, device auto: the reason gives both devices'' estimates');
 \else
-SELECT skip('no usable GPU: cch on the GPU not checked', 3);
+SELECT skip('no usable GPU: cch on the GPU not checked', 5);
 \endif
 SET LOCAL gpu_routing.device = cpu;
 RESET gpu_routing.sssp_algorithm;
