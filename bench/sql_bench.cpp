@@ -763,6 +763,12 @@ constexpr double kRowRoundsSeconds = 4.0;
 // rows' finals had gone past 45 s. The race cannot be cut instead: its choices are already within
 // the probes' 1.5x, and dropping a choice after one round at 1.5x would have saved about 9 s.
 constexpr double kSpreadRoundsSeconds = 45.0;
+// The final may go on by its own spread (below) within about this many seconds of calls: a
+// spread the race missed is what the final found, and only rows whose calls spread widely
+// reach it. At 24c4539 the H100's one miss, auto on the fastest engine (0.98 in the same round),
+// was the sparse graph's all pairs as 16.8M rows: its final's spread of 0.12 asked for 28 rounds
+// of 4.5 s and the 45 s gave it 10. The whole run spent 1758 s of calls.
+constexpr double kFinalSpreadSeconds = 90.0;
 // The final's rounds per unit of the race's spread, squared: sqrt(2) (a quotient of two medians)
 // x sqrt(pi/2) = 1.2533 (a median's standard error over a mean's) / 0.04 (the standard error
 // held to).
@@ -1221,14 +1227,15 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
                  std::min(rounds_by(race_spread), spread_rounds_cap));
     for (int round = 0; round < final_rounds; ++round) run_round(final_members, round, true);
     // Then the final's own spread, from its calls (more of them, and the finalists' alone): where
-    // it asks for more rounds than ran, the final goes on to them, within the same time. The
+    // it asks for more rounds than ran, the final goes on to them, within kFinalSpreadSeconds. The
     // race's two or three calls a choice misjudge it: at 4ff0265 the H100's two misses, each
     // auto on the fastest engine, had race spreads of 0.08 and 0.12 and rounds to match, while
     // auto's own final calls ran 0.62-0.95 s and 0.18-0.27 s. These rounds follow from the
     // spread alone, never from the quotients, so they favour no side.
     const double final_spread = spread_of(true);
-    const int extended_rounds =
-        std::max(final_rounds, std::min(rounds_by(final_spread), spread_rounds_cap));
+    const int extended_rounds = std::max(
+        final_rounds, std::min(rounds_by(final_spread),
+                               rounds_for(final_members, kFinalSpreadSeconds, 0, kFinalRoundsCap)));
     for (int round = final_rounds; round < extended_rounds; ++round)
       run_round(final_members, round, true);
     execute("SET statement_timeout = 0");
