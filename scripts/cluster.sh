@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL 15 cluster of the project's own: its own folder, a unix socket in that
 # folder, no TCP, trust authentication, no system service.
-#   scripts/cluster.sh start DIR [PORT]   initdb + start; prints the environment to use it
+#   scripts/cluster.sh start DIR [PORT]   initdb (unless DIR holds a cluster) + start; prints the
+#                                         environment to use it
 #   scripts/cluster.sh stop DIR           stop and delete
 # GPU_ROUTING_SERVER_OPTIONS adds server settings ("-c gpu_routing.service=cpu", ...).
 # PostgreSQL refuses to run as root: as root the server runs as the OS user "postgres" (created by
@@ -27,12 +28,22 @@ case "$action" in
     mkdir -p "$dir"
     chmod 755 "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
-    run_as_owner "'$bindir/initdb' -D '$dir/data' -A trust -U postgres --no-sync >'$dir/initdb.log' 2>&1"
+    # A cluster this script made before (stopped, or left by a restart of the machine) starts
+    # again as it is; anything else in DIR/data is refused by initdb, with its log shown.
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+      run_as_owner "'$bindir/initdb' -D '$dir/data' -A trust -U postgres --no-sync >'$dir/initdb.log' 2>&1" ||
+        { echo "cluster.sh: initdb failed in $dir/data:" >&2; cat "$dir/initdb.log" >&2; exit 1; }
+    fi
     # max_parallel_workers_per_gather = 0: timings and plans stay the same from run to run.
     # gpu_routing is preloaded once installed: kept graphs live in the server's shared memory.
     preload=""
     libdir=$("$bindir/pg_config" --pkglibdir 2>/dev/null || pg_config --pkglibdir 2>/dev/null || true)
     [ -n "$libdir" ] && [ -f "$libdir/gpu_routing.so" ] && preload="-c shared_preload_libraries=gpu_routing"
+    # A server running there already may run another build of the extension: refused, not used.
+    if run_as_owner "'$bindir/pg_ctl' -D '$dir/data' status" >/dev/null 2>&1; then
+      echo "cluster.sh: a server is running in $dir already; stop it first (cluster.sh stop $dir)" >&2
+      exit 1
+    fi
     run_as_owner "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 \
       -o \"-k '$dir' -p $port -c listen_addresses='' -c fsync=off -c shared_buffers=512MB \
           -c work_mem=256MB -c max_parallel_workers_per_gather=0 -c max_connections=100 $preload \
