@@ -95,19 +95,12 @@ double with_rows(double compute_ms, double emit_ms, double batches, bool shared_
   return compute_ms + emit_ms - overlap;
 }
 
-// Floyd-Warshall's time per V^3 on the CPU for V vertices: measured on 1024 and 2048, the
-// line between them in log2(V), flat beyond.
-double cpu_fw_ns_for(const MachineSpeeds& s, double vertices) {
+// A speed calibration measured on the dense graphs of 1024 and 2048 vertices, for V vertices:
+// the line between the two in log2(V), flat beyond (Floyd-Warshall's time per V^3, Dijkstra's
+// dense factor).
+double between_dense_sizes(double at_1024, double at_2048, double vertices) {
   const double position = std::clamp(std::log2(std::max(1.0, vertices)) - 10.0, 0.0, 1.0);
-  return s.cpu_fw_ns + (s.cpu_fw_large_ns - s.cpu_fw_ns) * position;
-}
-
-// CPU Dijkstra's factor on a dense graph of V vertices: measured on 1024 and 2048, the line
-// between them in log2(V), flat beyond.
-double cpu_dijkstra_dense_factor_for(const MachineSpeeds& s, double vertices) {
-  const double position = std::clamp(std::log2(std::max(1.0, vertices)) - 10.0, 0.0, 1.0);
-  return s.cpu_dijkstra_dense_factor +
-         (s.cpu_dijkstra_dense_large_factor - s.cpu_dijkstra_dense_factor) * position;
+  return at_1024 + (at_2048 - at_1024) * position;
 }
 
 double batches_of(std::int64_t sources, double batch) {
@@ -300,7 +293,8 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       // path cost 52 us of compute where the vertex and arc speeds said 72, and auto sent it to
       // the road index, 100 us); a dense graph costs what the dense ones' timings say.
       const double size_factor =
-          shape.dense ? cpu_dijkstra_dense_factor_for(s, V)
+          shape.dense ? between_dense_sizes(s.cpu_dijkstra_dense_factor,
+                                            s.cpu_dijkstra_dense_large_factor, V)
                       : blend(s.cpu_dijkstra_small_factor, 1.0, small_to_large(graph_bytes));
       const double per_source = (V * s.cpu_dijkstra_vertex_ns + E * s.cpu_dijkstra_arc_ns) * share *
                                 blend(1.0, s.cpu_dijkstra_far_factor, shape.far_fraction) *
@@ -308,7 +302,8 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       compute = (S * per_source * 1e-6 + predecessor_ms) / speedup;
     } else if (name == "blocked_fw") {
       if (!fw_applies) return -1;
-      compute = V * V * V * cpu_fw_ns_for(s, V) * 1e-6 / cpu_speedup(s, state, state.cpu_threads);
+      compute = V * V * V * between_dense_sizes(s.cpu_fw_ns, s.cpu_fw_large_ns, V) * 1e-6 /
+                cpu_speedup(s, state, state.cpu_threads);
       // The whole matrix first, then its rows.
       return compute + shape.result_cells * s.cpu_row_cell_ns * 1e-6 + emit_ms;
     } else {  // cch
