@@ -9,6 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older C libraries' headers lack it
+#endif
+
 extern "C" {
 #include "nodes/memnodes.h"
 }
@@ -22,15 +26,16 @@ namespace {
 // The row arena: a memory context for result tuples, written against PostgreSQL 15's context
 // interface (MemoryContextMethods; every chunk preceded by its context's pointer).
 //
-// Chunks are cut one after another from blocks that are mapped with MAP_POPULATE: the pages
-// arrive in one system call per block rather than one page fault per page, which was a third of
-// the time of writing 16.8M rows. A chunk costs a 16-byte header and its size rounded to 8 bytes
-// (no power-of-two classes). Each block counts its live chunks and is unmapped when the last one
-// is freed, as PostgreSQL's generation context does, so the patterns of a tuplestore keep memory
-// bounded: all tuples freed together (in memory), each freed right after being written (spilled
-// to disk, where the current block is rewound instead), or freed one behind the next (read back
-// from disk). Chunks above kLargeChunkBytes (the tuplestore's growing pointer array) get a
-// mapping of their own, which repalloc grows with mremap instead of copying.
+// Chunks are cut one after another from blocks that are mapped populated: the pages arrive in
+// one system call per block rather than one page fault per page, which was a third of the time
+// of writing 16.8M rows; blocks of 2 MB and up on transparent huge pages (map_on_huge_pages). A
+// chunk costs a 16-byte header and its size rounded to 8 bytes (no power-of-two classes). Each
+// block counts its live chunks and is unmapped when the last one is freed, as PostgreSQL's
+// generation context does, so the patterns of a tuplestore keep memory bounded: all tuples freed
+// together (in memory), each freed right after being written (spilled to disk, where the current
+// block is rewound instead), or freed one behind the next (read back from disk). Chunks above
+// kLargeChunkBytes (the tuplestore's growing pointer array) get a mapping of their own, which
+// repalloc grows with mremap instead of copying.
 
 struct ArenaBlock {
   ArenaBlock* prev;
@@ -62,6 +67,7 @@ constexpr std::size_t kChunkHeaderBytes = MAXALIGN(sizeof(ArenaChunk));
 constexpr std::size_t kFirstBlockBytes = std::size_t{64} << 10;
 constexpr std::size_t kMaxBlockBytes = std::size_t{16} << 20;
 constexpr std::size_t kLargeChunkBytes = std::size_t{256} << 10;
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;  // x86-64's and arm64's (4 kB base)
 static_assert(sizeof(ArenaChunk) == 16, "the context pointer must end the chunk header");
 static_assert(kLargeChunkBytes + kChunkHeaderBytes + kBlockHeaderBytes <= kFirstBlockBytes * 8,
               "a regular chunk must fit a block of the sizes used");
@@ -98,9 +104,31 @@ void unlink_block(ArenaContext* arena, ArenaBlock* block) {
   arena->header.mem_allocated -= block->mapped_bytes;
 }
 
+// A populated block of 2 MB or more: placed on a 2 MB boundary and advised to transparent huge
+// pages, then populated. Writing 16.8M rows (1.1 GB of blocks) on 4 kB pages spent 0.6-1.4 s of
+// the backend's time in the kernel (a fault's bookkeeping and a page cleared per 4 kB, and 0.1 s
+// unmapping); on 2 MB pages 0.2 s, unmapping in 4 ms (the 2-core development machine). Where
+// transparent huge pages are off ("never") the advice is ignored and the block is populated on
+// 4 kB pages as before; kernels before 5.14 (no MADV_POPULATE_WRITE) fault them in as written.
+void* map_on_huge_pages(std::size_t bytes) {
+  char* raw = static_cast<char*>(mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (raw == MAP_FAILED) return MAP_FAILED;
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(raw);
+  char* start = reinterpret_cast<char*>((at + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+  const std::size_t head = static_cast<std::size_t>(start - raw);
+  if (head > 0) munmap(raw, head);
+  if (kHugePageBytes - head > 0) munmap(start + bytes, kHugePageBytes - head);
+  madvise(start, bytes, MADV_HUGEPAGE);
+  madvise(start, bytes, MADV_POPULATE_WRITE);
+  return start;
+}
+
 ArenaBlock* map_block(std::size_t bytes, bool populate) {
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+  void* memory = populate && bytes % kHugePageBytes == 0
+                     ? map_on_huge_pages(bytes)
+                     : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
   if (memory == MAP_FAILED) return nullptr;
   ArenaBlock* block = static_cast<ArenaBlock*>(memory);
   block->mapped_bytes = bytes;
