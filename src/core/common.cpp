@@ -1,8 +1,27 @@
 #include "common.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace gpu_routing {
+
+void advise_huge_pages(void* memory, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (memory == nullptr || bytes < 2 * kHuge) return;
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(memory);
+  const std::uintptr_t first = (at + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (at + bytes) & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)memory;
+  (void)bytes;
+#endif
+}
 
 std::string format_bytes(std::size_t bytes) {
   const char* units[] = {"bytes", "kB", "MB", "GB", "TB", "PB"};

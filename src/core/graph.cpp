@@ -25,8 +25,8 @@ bool usable(double cost) {
 // same for every key are skipped (road network ids fit in 32 bits: two passes instead of four).
 void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& payload) {
   const std::size_t n = keys.size();
-  std::vector<std::uint64_t> keys_tmp(n);
-  std::vector<std::uint32_t> payload_tmp(n);
+  std::vector<std::uint64_t> keys_tmp = huge_page_vector<std::uint64_t>(n);
+  std::vector<std::uint32_t> payload_tmp = huge_page_vector<std::uint32_t>(n);
   std::vector<std::size_t> count(1 << 16);
   for (int shift = 0; shift < 64; shift += 16) {
     std::fill(count.begin(), count.end(), 0);
@@ -80,8 +80,8 @@ std::vector<std::int64_t> map_endpoints(const std::vector<std::int64_t>& endpoin
   }
   if (n > std::numeric_limits<std::uint32_t>::max())
     throw RoutingError(ErrorKind::kProgramLimit, "too many edges for one graph");
-  std::vector<std::uint64_t> keys(n);
-  std::vector<std::uint32_t> positions(n);
+  std::vector<std::uint64_t> keys = huge_page_vector<std::uint64_t>(n);
+  std::vector<std::uint32_t> positions = huge_page_vector<std::uint32_t>(n);
   for (std::size_t i = 0; i < n; ++i) {
     keys[i] = order_key(endpoints[i]);
     positions[i] = static_cast<std::uint32_t>(i);
@@ -138,6 +138,7 @@ Graph build_graph(const EdgeArrays& edges, bool directed, const CancelToken& can
   // Rows with at least one usable direction define the vertex set.
   std::vector<std::size_t> rows;
   rows.reserve(edges.count);
+  advise_huge_pages(rows.data(), edges.count * sizeof(std::size_t));
   std::size_t arc_total = 0;
   for (std::size_t i = 0; i < edges.count; ++i) {
     bool forward = usable(edges.costs[i]);
@@ -153,7 +154,7 @@ Graph build_graph(const EdgeArrays& edges, bool directed, const CancelToken& can
                        "the graph has " + std::to_string(arc_total) +
                            " arcs; gpu_routing handles at most 2147483647");
 
-  std::vector<std::int64_t> endpoints(2 * rows.size());
+  std::vector<std::int64_t> endpoints = huge_page_vector<std::int64_t>(2 * rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {
     endpoints[2 * r] = edges.sources[rows[r]];
     endpoints[2 * r + 1] = edges.targets[rows[r]];
@@ -196,9 +197,9 @@ Graph build_graph(const EdgeArrays& edges, bool directed, const CancelToken& can
     });
   for (std::size_t v = 0; v < static_cast<std::size_t>(vertex_count); ++v)
     row_offsets[v + 1] += row_offsets[v];
-  std::vector<VertexIndex> heads(arc_total);
-  std::vector<double> weights(arc_total);
-  std::vector<std::int64_t> edge_ids(arc_total);
+  std::vector<VertexIndex> heads = huge_page_vector<VertexIndex>(arc_total);
+  std::vector<double> weights = huge_page_vector<double>(arc_total);
+  std::vector<std::int64_t> edge_ids = huge_page_vector<std::int64_t>(arc_total);
   std::vector<ArcIndex> next_slot(row_offsets.begin(), row_offsets.end() - 1);
   bool integer_weights = true;
   double max_weight = 0.0;
@@ -242,9 +243,9 @@ CsrGraph reverse_graph(const CsrGraph& forward) {
     ++row_offsets[static_cast<std::size_t>(forward.heads[a]) + 1];
   for (std::size_t v = 0; v < static_cast<std::size_t>(vertex_count); ++v)
     row_offsets[v + 1] += row_offsets[v];
-  std::vector<VertexIndex> heads(arcs);
-  std::vector<double> weights(arcs);
-  std::vector<std::int64_t> edge_ids(arcs);
+  std::vector<VertexIndex> heads = huge_page_vector<VertexIndex>(arcs);
+  std::vector<double> weights = huge_page_vector<double>(arcs);
+  std::vector<std::int64_t> edge_ids = huge_page_vector<std::int64_t>(arcs);
   std::vector<ArcIndex> next_slot(row_offsets.begin(), row_offsets.end() - 1);
   for (VertexIndex tail = 0; tail < vertex_count; ++tail) {
     for (ArcIndex a = forward.begin(tail); a < forward.end(tail); ++a) {
