@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -577,6 +578,25 @@ TEST(MemoryBudget, RefusesWithTheSize) {
     EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory);
     EXPECT_NE(std::string(e.what()).find("3.0 GB"), std::string::npos) << e.what();
   }
+}
+
+// The build's arrays are advised to huge pages before they are written: they must still be
+// value-initialized and whole (the advice is a hint; reserve, advise, resize must not lose any
+// element), and the advice must take any range: null, small, unaligned, a tail past a 2 MB edge.
+TEST(HugePageVector, ValueInitializedAndWhole) {
+  EXPECT_TRUE(huge_page_vector<double>(0).empty());
+  const auto small = huge_page_vector<std::int64_t>(3);
+  EXPECT_EQ(small, std::vector<std::int64_t>(3, 0));
+  const std::size_t n = (std::size_t{48} << 20) / sizeof(std::uint32_t) + 7;  // 48 MB and a tail
+  auto big = huge_page_vector<std::uint32_t>(n);
+  ASSERT_EQ(big.size(), n);
+  EXPECT_EQ(std::count(big.begin(), big.end(), 0u), static_cast<std::ptrdiff_t>(n));
+  for (std::size_t i = 0; i < n; i += 4099) big[i] = static_cast<std::uint32_t>(i);
+  for (std::size_t i = 0; i < n; i += 4099) ASSERT_EQ(big[i], static_cast<std::uint32_t>(i));
+  advise_huge_pages(nullptr, std::size_t{64} << 20);
+  advise_huge_pages(big.data() + 1, 100);
+  advise_huge_pages(big.data() + 1, (n - 2) * sizeof(std::uint32_t));
+  EXPECT_EQ(big[n - 1], 0u);
 }
 
 // A kept graph is one flat image in shared memory: the view must be the graph, array for array,
