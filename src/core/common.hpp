@@ -101,13 +101,14 @@ std::string format_bytes(std::size_t bytes);  // "1.5 GB", "12 MB", "300 kB"
 
 // Saturating multiply-add helpers for size estimates that must not wrap around.
 std::size_t saturating_multiply(std::size_t a, std::size_t b);
+std::size_t saturating_add(std::size_t a, std::size_t b);
 
 // Advises the 2 MB-aligned part of [memory, memory + bytes) to transparent huge pages (Linux;
 // nothing elsewhere, under 4 MB, or where they are off). Call it before the memory is first
 // written: a graph build's arrays of 16M edges (hundreds of MB) then fault in 2 MB at a time,
 // not 4 kB, whose faults cost 0.5-1.2 s a GB on the development machine. Not for memory that
 // realloc grows: mremap to an address off a 2 MB boundary splits the huge pages again (advising
-// the edge query's arrays made reading 16M edges slower, 2.1-2.4 s against 2.4-2.8).
+// the edge query's arrays made reading 16M edges slower, 2.4-2.8 s against 2.1-2.4).
 void advise_huge_pages(void* memory, std::size_t bytes);
 
 // A vector of n value-initialized elements whose memory was advised to huge pages before it was
@@ -120,7 +121,6 @@ std::vector<T> huge_page_vector(std::size_t n) {
   v.resize(n);
   return v;
 }
-std::size_t saturating_add(std::size_t a, std::size_t b);
 
 class Stopwatch {
  public:
