@@ -4,6 +4,7 @@
 //
 //   sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index|auto [--reps N] [--data DIR]
 //             [--only SUBSTRING] [--device cpu|gpu|both] [--choices cpu|all] [--part K[,K2...]/M]
+//             [--tables-only]
 // Connection from the PG* environment variables (or --db "conninfo"). The suite creates its
 // tables (bench_*) on first use and keeps them, so repeated runs skip the loading.
 //
@@ -16,7 +17,8 @@
 // --suite auto: every workload of the other suites with auto and with every engine forced
 // (--choices cpu: the CPU's engines only), auto's time against the fastest (auto_suite); --part
 // K/M runs every M-th workload from the K-th (a run split over several calls), K,K2.../M several
-// such shares after one calibration.
+// such shares after one calibration. --tables-only (auto): calibrate, make the rows' tables and
+// kept graphs, time nothing (what bench/auto_alternating.sh needs, without the rows' minutes).
 // --suite kept: kept graphs (gpu_graph_create) against edges_sql and pgRouting. It drops and
 // re-creates the kept graphs bench_ny and bench_grid1000 (printing their creation time), then for
 // each workload measures pgRouting, gpu_routing with edges_sql and gpu_routing with 'graph:NAME'
@@ -788,7 +790,8 @@ std::string forced_label(const std::string& where) {
 }
 
 void auto_suite(const std::string& data_dir, int reps, const std::string& choices_option,
-                const std::string& only, const std::vector<int>& parts, int part_count) {
+                const std::string& only, const std::vector<int>& parts, int part_count,
+                bool tables_only) {
   if (choices_option != "cpu" && choices_option != "all")
     throw std::runtime_error("--choices must be cpu or all, not " + choices_option);
   print_versions();
@@ -1045,6 +1048,11 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     if (w.sql.find("graph:auto_rome_index") != std::string::npos)
       ensure_auto_kept("auto_rome_index", "bench_rome", true);
     const double setup_end = row_seconds();
+    if (tables_only) {
+      std::fprintf(stderr, "%s: tables and kept graphs ready in %.0f s\n", w.name.c_str(),
+                   setup_end);
+      continue;
+    }
     reconnect();  // a fresh session per workload, as a user's
     // The session's first calls warm what every later one uses (catalog caches, a kept graph's
     // mapped pages, the OpenMP pool): three auto calls before any is timed.
@@ -1336,6 +1344,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
         ratio_text(race_ratio).c_str(), ratio_text(choice_ratio).c_str(), all.c_str());
     std::fflush(stdout);
   }
+  if (tables_only) return;
   std::printf(
       "\nauto within 10%% of the fastest forced choice (the final's medians) on %d of %d rows; "
       "auto over the fastest in the same final round (the median of those quotients) within "
@@ -1350,6 +1359,7 @@ int main(int argc, char** argv) {
   std::string suite = "cpu", data_dir = "../shared/data", conninfo, only, device = "cpu",
               choices = "all";
   int reps = 3, part_count = 1;
+  bool tables_only = false;
   std::vector<int> parts{1};
   // A bad argument: its message and exit status 2, as a usage error.
   try {
@@ -1373,6 +1383,8 @@ int main(int argc, char** argv) {
         device = value();
       else if (arg == "--choices")
         choices = value();
+      else if (arg == "--tables-only")
+        tables_only = true;
       else if (arg == "--part") {
         // K/M or K,K2,.../M: shares of M, each 1 <= K <= M.
         const std::string text = value();
@@ -1397,7 +1409,7 @@ int main(int argc, char** argv) {
             stderr,
             "usage: sql_bench --suite cpu|gpu-sssp|gpu-apsp|kept|arrays|index|auto [--reps N] "
             "[--data DIR] [--db CONNINFO] [--only TEXT] [--device cpu|gpu|both] "
-            "[--choices cpu|all] [--part K[,K2...]/M]\n");
+            "[--choices cpu|all] [--part K[,K2...]/M] [--tables-only]\n");
         return 2;
       }
     }
@@ -1431,7 +1443,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (suite == "auto") {
-      auto_suite(data_dir, reps, choices, only, parts, part_count);
+      auto_suite(data_dir, reps, choices, only, parts, part_count, tables_only);
       PQfinish(g_connection);
       return 0;
     }

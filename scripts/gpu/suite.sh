@@ -53,9 +53,11 @@
 #   auto-repeat         auto against near_far and multi_source forced, ten calls each, alternating,
 #                       all pairs of a random 4096-vertex graph as rows (bench/auto_repeat.sh,
 #                       after gpu_routing_calibrate())
-#   auto-alternating    auto against the same engine forced, alternating in one session, on three
-#                       rows of sql-auto (bench/auto_alternating.sh); first those rows by sql_bench
-#                       --suite auto --only, which load their tables (their tables in logs/)
+#   auto-alternating    auto against the same engine forced, alternating in one session, on rows
+#                       of sql-auto (bench/auto_alternating.sh; ALTERNATING_ROWS [ny100,sparse,rome],
+#                       ALTERNATING_CALLS [10] a side;
+#                       or rmat); first those rows by sql_bench --suite auto --only, which load
+#                       their tables (their tables in logs/)
 #   progress-bench      gpu_routing.track_progress on vs off (bench/progress_bench.sh), GPU and CPU
 #                       (PGBENCH_SECONDS [20] per side)
 #   engines             compute only (sssp_bench, apsp_bench)
@@ -369,10 +371,20 @@ for part in $bench; do
     auto-alternating)
       # The tables of New York's and the sparse graph's rows, and Rome's kept graph with its index:
       # what sql-auto makes for those rows (its tables for them, as sql_bench --only loads them).
-      for only in "gpu_apsp 100x100, New York" "gpu_apsp all pairs, sparse 4096 V / 16k E" "index: gpu_path Rome 1 -> 3000"; do
-        "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 --only "$only" >> "$logs/auto_alternating_rows.md" 2>&1
+      # ALTERNATING_ROWS (ny100,sparse,rome,rmat; default the first three) picks the rows.
+      alternating_rows=${ALTERNATING_ROWS:-ny100,sparse,rome}
+      for row in ${alternating_rows//,/ }; do
+        case "$row" in
+          ny100) only="gpu_apsp 100x100, New York" ;;
+          sparse) only="gpu_apsp all pairs, sparse 4096 V / 16k E" ;;
+          rome) only="index: gpu_path Rome 1 -> 3000" ;;
+          rmat) only="gpu_sssp one-to-all, R-MAT 2^20 V / 16M E" ;;
+          *) only= ;;
+        esac
+        # ALTERNATING_TABLES_ONLY=1: the rows' tables and kept graphs alone, no row timed.
+        [ -n "$only" ] && "$bin/sql_bench" --suite auto --choices all --db "dbname=bench" --data "$GPU_ROUTING_DATA" --reps 3 --only "$only" ${ALTERNATING_TABLES_ONLY:+--tables-only} >> "$logs/auto_alternating_rows.md" 2>&1
       done
-      bench_run "$part" auto_alternating.md bash bench/auto_alternating.sh --db bench ;;
+      bench_run "$part" auto_alternating.md bash bench/auto_alternating.sh --db bench --rows "$alternating_rows" --calls "${ALTERNATING_CALLS:-10}" ;;
     progress-bench)
       bench_run "$part:gpu" progress_gpu.md bash bench/progress_bench.sh --device gpu --runs 9
       bench_run "$part:cpu" progress_cpu.md bash bench/progress_bench.sh --device cpu --runs 9 ;;
