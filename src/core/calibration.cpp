@@ -9,6 +9,7 @@
 
 #include "cch.hpp"
 #include "parallel.hpp"
+#include "predecessors.hpp"
 #include "routing_call.hpp"
 
 namespace gpu_routing {
@@ -388,6 +389,20 @@ Calibration calibrate(const CalibrationOptions& options) {
     s.cpu_cch_sweep_ns = clamp_positive(
         (sweep - s.cpu_cch_query_us * 1e-3) * 1e6 / static_cast<double>(index.arc_count()), 0.01);
     s.cpu_cch_query_vertices = static_cast<double>(small_grid.vertex_count());
+    // gpu_path's few targets: a path traced by the rule from distances the index settles one by
+    // one, through the engine as a call asks for them (the matrix's pairs, the targets reversed),
+    // per path; the fastest of three passes after one.
+    const CsrGraph reverse = reverse_graph(small_grid.forward);
+    std::vector<ArcIndex> path;
+    const double paths_ms = fastest_after_warmup(3, cancel, [&] {
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        const auto distances = engine->source_distances(sources[i]);
+        const auto distance_of = [&distances](VertexIndex v) { return distances->distance(v); };
+        trace_strict_path(reverse, distance_of, sources[i], targets[targets.size() - 1 - i], path);
+      }
+    });
+    s.cpu_cch_path_us = clamp_positive(paths_ms * 1e3 / static_cast<double>(sources.size()), 0.01);
+    measured("cpu_cch_path_us");
     measured("cpu_cch_query_us");
     measured("cpu_cch_query_vertices");
     measured("cpu_cch_sweep_ns");

@@ -686,6 +686,10 @@ void CchWorkspace::resize(VertexIndex vertex_count) {
   backward_distance_.assign(n, kInfinity);
   forward_arc_.assign(n, kNoArc);
   backward_arc_.assign(n, kNoArc);
+  settled_.assign(n, kInfinity);
+  is_settled_.assign(n, 0);
+  settled_ranks_.clear();
+  settle_stack_.clear();
 }
 
 Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel)
@@ -1408,6 +1412,49 @@ void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) 
     distances[at_rank_[static_cast<std::size_t>(r)]] = best;
   }
   std::fill(distance_by_rank.begin(), distance_by_rank.end(), kInfinity);
+}
+
+void Cch::start_settling(VertexIndex s, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (workspace.is_settled_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace.resize(vertex_count());
+  walk_up(source_rank, workspace.forward_distance_, up_, nullptr, [](VertexIndex, double) {});
+}
+
+double Cch::settled_distance(VertexIndex v, CchWorkspace& workspace) const {
+  const VertexIndex rank = checked_rank(v);
+  std::vector<char>& is_settled = workspace.is_settled_;
+  std::vector<double>& settled = workspace.settled_;
+  if (is_settled[static_cast<std::size_t>(rank)]) return settled[static_cast<std::size_t>(rank)];
+  // A rank's distance depends on its upward neighbours', all of them its elimination-tree
+  // ancestors: the ranks up its parent chain, settled from the top down. Whole chains are settled
+  // up to the root, so a settled rank's ancestors are settled too and the walk stops at the first.
+  std::vector<VertexIndex>& chain = workspace.settle_stack_;
+  chain.clear();
+  for (VertexIndex x = rank; x != kNoVertex && !is_settled[static_cast<std::size_t>(x)];
+       x = parent_span_[static_cast<std::size_t>(x)])
+    chain.push_back(x);
+  for (auto at = chain.rbegin(); at != chain.rend(); ++at) {
+    const auto x = static_cast<std::size_t>(*at);
+    double best = workspace.forward_distance_[x];
+    for (ArcIndex a = first_[x]; a < first_[x + 1]; ++a)
+      best = std::min(best, settled[static_cast<std::size_t>(head_[static_cast<std::size_t>(a)])] +
+                                down_[static_cast<std::size_t>(a)]);
+    settled[x] = best;
+    is_settled[x] = 1;
+    workspace.settled_ranks_.push_back(*at);
+  }
+  return settled[static_cast<std::size_t>(rank)];
+}
+
+void Cch::finish_settling(VertexIndex s, CchWorkspace& workspace) const {
+  reset_walk(checked_rank(s), workspace.forward_distance_);
+  for (VertexIndex r : workspace.settled_ranks_) {
+    workspace.is_settled_[static_cast<std::size_t>(r)] = 0;
+    workspace.settled_[static_cast<std::size_t>(r)] = kInfinity;
+  }
+  workspace.settled_ranks_.clear();
 }
 
 void Cch::upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double>>& reached,

@@ -81,6 +81,8 @@ class CchWorkspace {
   CchWorkspace() = default;
   explicit CchWorkspace(VertexIndex vertex_count) { resize(vertex_count); }
   void resize(VertexIndex vertex_count);
+  // Ranks Cch::settled_distance() has settled since start_settling().
+  std::size_t settled_count() const { return settled_ranks_.size(); }
 
  private:
   friend class Cch;
@@ -88,6 +90,12 @@ class CchWorkspace {
   std::vector<double> backward_distance_;  // by rank: to the target, downward arcs only
   std::vector<std::int32_t> forward_arc_;  // by rank: the CCH arc that last improved it
   std::vector<std::int32_t> backward_arc_;
+  // settled_distance(): by rank, the exact distance and whether it is settled (kept unsettled
+  // between sources); the ranks settled, and the chain being settled.
+  std::vector<double> settled_;
+  std::vector<char> is_settled_;
+  std::vector<VertexIndex> settled_ranks_;
+  std::vector<VertexIndex> settle_stack_;
 };
 
 // The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):
@@ -142,6 +150,16 @@ class Cch {
   std::vector<ArcIndex> path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
   // distances[v] for every vertex index v from s, by PHAST.
   void one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const;
+  // One source's exact distances, vertex by vertex as asked: what a path's tracing reads (the
+  // path's vertices and their neighbours, trace_strict_path) without a whole row. Each asked
+  // rank takes PHAST's downward step from its upward neighbours, which are its elimination-tree
+  // ancestors, settled first from the top down: only the ranks those distances depend on are
+  // settled, each once, and the values equal one_to_all's exactly. start_settling() walks up from
+  // s, settled_distance() answers (kInfinity where unreachable), finish_settling() puts the
+  // workspace back for the next source.
+  void start_settling(VertexIndex s, CchWorkspace& workspace) const;
+  double settled_distance(VertexIndex v, CchWorkspace& workspace) const;
+  void finish_settling(VertexIndex s, CchWorkspace& workspace) const;
   // PHAST's first half alone: the ranks s reaches over upward arcs (its elimination-tree
   // ancestors that are reachable) with their upward distances, in increasing rank; the downward
   // sweep then completes every rank (the GPU's PHAST runs that sweep on the device).

@@ -66,6 +66,12 @@ struct MachineSpeeds {
   // The vertices of the graph cpu_cch_query_us was measured on: an upward search grows with the
   // separators, as the square root of the vertices on road networks and grids.
   double cpu_cch_query_vertices = 147456;
+  // A path by the predecessor rule from distances the index settles one by one (gpu_path's few
+  // targets, RoutingCall::emit_settled_path_rows), one thread, on the same graph: each of the
+  // path's vertices and their neighbours settles its elimination-tree ancestors. It grows as about
+  // V^0.75 (the development machine: Rome's 3353 vertices 5-21 us a path, New York's 264k
+  // 0.41-0.45 ms, where a whole sweep and its trace took 18-32 us and 4.1-5.3 ms).
+  double cpu_cch_path_us = 260;
   // Making a road index for a graph that has none (edges_sql, or a kept graph without one):
   // order, hierarchy and customization, per arc times log2(arcs).
   double cpu_cch_build_ns = 150;
@@ -132,6 +138,7 @@ struct CallCostShape {
   // index answers a path call with whole trees, as every engine does.
   bool index_point_queries = false;
   bool kept_graph = false;  // a kept graph: auto makes it no index (gpu_graph_index does)
+  bool paths = false;       // gpu_path: rows traced by the predecessor rule to the targets
   bool dense = false;       // arcs >= density * V^2: the Floyd-Warshall engines apply
   // The kept graph's road index (0: none current: cch would make one first).
   std::int64_t index_arcs = 0;

@@ -138,6 +138,14 @@ class CpuCchEngine final : public ShortestPathEngine {
     return true;
   }
 
+  std::unique_ptr<SourceDistances> source_distances(VertexIndex s) override {
+    const Cch& cch = index();
+    if (workspaces_.empty())
+      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+    report_.rounds += 1;
+    return std::make_unique<SettledDistances>(cch, s, *workspaces_.front());
+  }
+
   void solve(const SolveRequest& request) override {
     Stopwatch watch;
     const Cch& cch = index();
@@ -194,6 +202,25 @@ class CpuCchEngine final : public ShortestPathEngine {
   }
 
  private:
+  // Cch::settled_distance() for one source, the workspace given back when done.
+  class SettledDistances final : public SourceDistances {
+   public:
+    SettledDistances(const Cch& cch, VertexIndex source, CchWorkspace& workspace)
+        : cch_(cch), source_(source), workspace_(workspace) {
+      cch_.start_settling(source_, workspace_);
+    }
+    ~SettledDistances() override { cch_.finish_settling(source_, workspace_); }
+    SettledDistances(const SettledDistances&) = delete;
+    SettledDistances& operator=(const SettledDistances&) = delete;
+    double distance(VertexIndex v) override { return cch_.settled_distance(v, workspace_); }
+    std::size_t settled() const override { return workspace_.settled_count(); }
+
+   private:
+    const Cch& cch_;
+    VertexIndex source_;
+    CchWorkspace& workspace_;
+  };
+
   // The kept graph's shared index when there is one, else this engine's own (made now if not yet).
   const Cch& index() {
     if (options_.road_index != nullptr) {

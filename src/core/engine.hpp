@@ -77,6 +77,20 @@ struct EngineReport {
   std::string notes;        // anything a user should know ("graph is dense: adjacency matrix")
 };
 
+// A source's paths are traced from distances asked vertex by vertex (source_distances) up to this
+// many targets; more paths share more of a whole row, which a sweep computes for less per vertex.
+constexpr std::int64_t kSettledPathTargets = 16;
+
+// One source's distances, vertex by vertex as asked (ShortestPathEngine::source_distances).
+class SourceDistances {
+ public:
+  virtual ~SourceDistances() = default;
+  virtual double distance(VertexIndex v) = 0;
+  // The work so far, in vertices settled: a caller gives up on asking one by one past a share
+  // of the graph (a whole row is cheaper per vertex).
+  virtual std::size_t settled() const = 0;
+};
+
 class ShortestPathEngine {
  public:
   explicit ShortestPathEngine(const Graph& graph, EngineOptions options)
@@ -105,6 +119,15 @@ class ShortestPathEngine {
   virtual bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) {
     (void)s, (void)t, (void)arcs, (void)cost;
     return false;
+  }
+
+  // Distances from s found vertex by vertex, where the engine can without a whole row (the road
+  // index settles only the ranks an asked distance depends on): a path's tracing by the predecessor
+  // rule reads a few dozen (trace_strict_path), where a row is every vertex. Null where it cannot
+  // (the default). The engine must outlive what it returns.
+  virtual std::unique_ptr<SourceDistances> source_distances(VertexIndex s) {
+    (void)s;
+    return nullptr;
   }
 
   // A kept engine (EngineCache) serves a later call: that call's cancel token and memory budget

@@ -6,20 +6,6 @@ namespace gpu_routing {
 
 namespace {
 
-struct ArcKey {
-  double reach = kInfinity;  // dist[u] + w
-  int non_strict = 1;
-  std::int64_t edge_id = 0;
-  ArcIndex arc = kNoArc;
-
-  bool operator<(const ArcKey& other) const {
-    if (reach != other.reach) return reach < other.reach;
-    if (non_strict != other.non_strict) return non_strict < other.non_strict;
-    if (edge_id != other.edge_id) return edge_id < other.edge_id;
-    return arc < other.arc;
-  }
-};
-
 // Smallest (edge id, arc) among tight arcs into v whose tail is marked in `resolved`.
 ArcIndex tight_arc_from_resolved(const CsrGraph& reverse, const double* distances, VertexIndex v,
                                  double reach, const std::vector<char>& resolved) {
@@ -39,23 +25,6 @@ ArcIndex tight_arc_from_resolved(const CsrGraph& reverse, const double* distance
 }
 
 }  // namespace
-
-ArcIndex best_incoming_arc(const CsrGraph& reverse, const double* distances, VertexIndex source,
-                           VertexIndex v, bool* strict) {
-  *strict = false;
-  if (v == source || !(distances[v] < kInfinity)) return kNoArc;
-  ArcKey best;
-  const double dist_v = distances[v];
-  for (ArcIndex a = reverse.begin(v); a < reverse.end(v); ++a) {
-    std::size_t arc = static_cast<std::size_t>(a);
-    double dist_u = distances[reverse.heads[arc]];
-    if (!(dist_u < kInfinity)) continue;
-    ArcKey key{dist_u + reverse.weights[arc], dist_u < dist_v ? 0 : 1, reverse.edge_ids[arc], a};
-    if (key < best) best = key;
-  }
-  *strict = best.arc != kNoArc && best.non_strict == 0;
-  return best.arc;
-}
 
 void compute_predecessors(const CsrGraph& reverse, const double* distances, VertexIndex source,
                           ArcIndex* predecessor_arcs) {
@@ -129,25 +98,13 @@ void resolve_pending_predecessors(const CsrGraph& reverse, const double* distanc
 std::vector<ArcIndex> trace_path(const CsrGraph& reverse, const double* distances,
                                  VertexIndex source, VertexIndex target) {
   std::vector<ArcIndex> path;
-  if (target == source || !(distances[target] < kInfinity)) return path;
-  VertexIndex v = target;
-  while (v != source) {
-    bool strict = false;
-    ArcIndex arc = best_incoming_arc(reverse, distances, source, v, &strict);
-    if (arc == kNoArc) throw RoutingError(ErrorKind::kInternal, "path tracing lost its way");
-    if (!strict) {
-      // Zero-cost ties: the layered stage needs the whole row.
-      std::vector<ArcIndex> row(static_cast<std::size_t>(reverse.vertex_count));
-      compute_predecessors(reverse, distances, source, row.data());
-      return path_from_predecessors(reverse, row.data(), source, target);
-    }
-    path.push_back(arc);
-    v = reverse.heads[static_cast<std::size_t>(arc)];
-    if (path.size() > static_cast<std::size_t>(reverse.vertex_count))
-      throw RoutingError(ErrorKind::kInternal, "predecessor cycle while tracing a path");
-  }
-  std::reverse(path.begin(), path.end());
-  return path;
+  if (trace_strict_path(
+          reverse, [distances](VertexIndex x) { return distances[x]; }, source, target, path))
+    return path;
+  // Zero-cost ties: the layered stage needs the whole row.
+  std::vector<ArcIndex> row(static_cast<std::size_t>(reverse.vertex_count));
+  compute_predecessors(reverse, distances, source, row.data());
+  return path_from_predecessors(reverse, row.data(), source, target);
 }
 
 std::vector<ArcIndex> path_from_predecessors(const CsrGraph& reverse,

@@ -192,6 +192,9 @@ class RoutingCall {
   // One source's paths traced by the GPU service (only the paths cross, not the row); false
   // (nothing emitted) when the engine is not the service's or the paths did not fit.
   bool emit_traced_path_rows(std::size_t source_slot, ResultBatch& batch);
+  // One source's few paths from distances the engine finds vertex by vertex (the road index),
+  // without a whole row; false (nothing emitted) where it cannot or gives up (see the .cpp).
+  bool emit_settled_path_rows(std::size_t source_slot, ResultBatch& batch);
   // index_paths_hierarchy: the engine's own paths; false (nothing emitted) when it has none.
   bool emit_index_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);

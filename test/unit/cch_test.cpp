@@ -14,6 +14,7 @@
 
 #include "cch.hpp"
 #include "parallel.hpp"
+#include "predecessors.hpp"
 #include "sssp_dijkstra.hpp"
 #include "test_graphs.hpp"
 
@@ -83,7 +84,8 @@ void expect_matches_dijkstra(const Graph& g, Cch& cch, unsigned seed, const std:
   std::mt19937 rng(seed);
   std::vector<VertexIndex> sources = {0, n / 2, n - 1,
                                       static_cast<VertexIndex>(rng() % static_cast<unsigned>(n))};
-  CchWorkspace workspace(n);
+  CchWorkspace workspace(n), settling(n);
+  const CsrGraph reverse = reverse_graph(g.forward);
   std::vector<double> phast(static_cast<std::size_t>(n));
   for (VertexIndex s : sources) {
     const std::vector<double> want = reference_dijkstra(g.forward, s);
@@ -94,6 +96,30 @@ void expect_matches_dijkstra(const Graph& g, Cch& cch, unsigned seed, const std:
     else
       ASSERT_TRUE(testing::near_distances(phast.data(), want, kRealTolerance))
           << what << " source " << s;
+    // Distances settled one by one, in a random order of a random half of the vertices: the very
+    // numbers of the sweep (the same sums, the same minimum), and the paths the rule traces from
+    // them those it traces from the row, wherever no zero-cost tie needs the whole row.
+    {
+      std::vector<VertexIndex> asked(static_cast<std::size_t>(n));
+      std::iota(asked.begin(), asked.end(), 0);
+      std::shuffle(asked.begin(), asked.end(), rng);
+      asked.resize(asked.size() / 2 + 1);
+      cch.start_settling(s, settling);
+      for (VertexIndex v : asked)
+        ASSERT_EQ(cch.settled_distance(v, settling), phast[static_cast<std::size_t>(v)])
+            << what << " " << s << "->" << v;
+      std::vector<ArcIndex> traced;
+      const auto settled_of = [&](VertexIndex v) { return cch.settled_distance(v, settling); };
+      for (VertexIndex t : {VertexIndex{0}, n / 3, n - 1}) {
+        if (trace_strict_path(reverse, settled_of, s, t, traced)) {
+          ASSERT_EQ(traced, trace_path(reverse, phast.data(), s, t))
+              << what << " " << s << "->" << t;
+        }
+      }
+      EXPECT_LE(settling.settled_count(), static_cast<std::size_t>(n)) << what;
+      cch.finish_settling(s, settling);
+      ASSERT_EQ(settling.settled_count(), 0u);
+    }
     for (VertexIndex t = 0; t < n; ++t) {
       const double expected = want[static_cast<std::size_t>(t)];
       const double got = cch.distance(s, t);
@@ -183,6 +209,27 @@ TEST(Cch, MatchesDijkstraOnRandomGraphs) {
           g, cch, seed, testing::describe(spec, seed) + (directed ? " directed" : " undirected"));
       if (HasFatalFailure()) return;
     }
+  }
+}
+
+// A path's distances settle a small part of a city-sized hierarchy: on a 64 x 64 grid one
+// vertex's distance settles its elimination-tree ancestors alone, far under the 4096 ranks a
+// sweep pulls; the next source starts from a clean workspace.
+TEST(Cch, SettlingTouchesOnlyWhatAnAskedDistanceNeeds) {
+  EdgeTable t = testing::grid_edges(64, 64, 100, 7);
+  const Graph g = build_graph(t.view(), true);
+  Cch cch(g, cch_order(g));
+  cch.customize(g);
+  const VertexIndex n = g.vertex_count();
+  CchWorkspace workspace(n);
+  std::vector<double> row(static_cast<std::size_t>(n));
+  for (VertexIndex s : {VertexIndex{0}, n / 2 + 17, n - 1}) {
+    cch.one_to_all(s, row.data());
+    cch.start_settling(s, workspace);
+    const VertexIndex far = n - 1 - s;
+    EXPECT_EQ(cch.settled_distance(far, workspace), row[static_cast<std::size_t>(far)]);
+    EXPECT_LE(static_cast<int>(workspace.settled_count()), cch.elimination_tree_height());
+    cch.finish_settling(s, workspace);
   }
 }
 

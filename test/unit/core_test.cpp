@@ -666,6 +666,64 @@ TEST(GraphImage, ViewEqualsTheBuiltGraphAndServesTheSameRows) {
   }
 }
 
+// gpu_path on the road index: a source's few paths are traced from distances the index settles one
+// by one (RoutingCall::emit_settled_path_rows: one round, the settling), many targets from a whole
+// sweep (one round), and where settling gives up (zero-cost ties, or a quarter of a small random
+// graph settled) from the sweep after it (two rounds). Every way gives Dijkstra's rows, the
+// predecessor rule's paths.
+TEST(RoutingCall, RoadIndexPathsAreDijkstrasWithFewOrManyTargets) {
+  gpu::Availability no_gpu;
+  no_gpu.reason = "test: CPU only";
+  std::vector<std::pair<std::string, EdgeTable>> graphs;
+  for (unsigned seed = 1; seed <= 4; ++seed)  // ties: weights 1..3 on most of them
+    graphs.emplace_back("grid 80 x 80, seed " + std::to_string(seed),
+                        testing::grid_edges(80, 80, seed == 4 ? 100 : 3, seed));
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    testing::RandomGraphSpec spec;
+    spec.vertices = 60 + static_cast<int>(seed * 29 % 140);
+    spec.edges = spec.vertices * 3;
+    spec.zero_weights = seed % 3 == 0;
+    spec.max_weight = seed % 4 == 0 ? 3 : 50;
+    graphs.emplace_back(testing::describe(spec, seed), testing::random_edges(spec, seed));
+  }
+  int settled_calls = 0;
+  for (const auto& [what, table] : graphs) {
+    for (bool directed : {true, false}) {
+      for (std::size_t target_count : {std::size_t{1}, std::size_t{5}, std::size_t{40}}) {
+        std::vector<std::int64_t> targets;
+        for (std::size_t j = 0; j < target_count; ++j)
+          targets.push_back(table.targets[(j * 7919 + 13) % table.targets.size()]);
+        const std::int64_t source = table.sources[target_count % table.sources.size()];
+        std::int64_t rounds = 0;
+        auto rows_of = [&](const char* engine) {
+          CallOptions options;
+          options.device = DeviceSetting::kCpu;
+          options.sssp_algorithm = engine;
+          options.directed = directed;
+          RoutingCall call(CallKind::kPaths, table.view(), options, no_gpu);
+          call.set_sources(&source, 1);
+          call.set_targets(targets.data(), targets.size());
+          call.prepare();
+          std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, double>> rows;
+          ResultBatch batch;
+          while (call.next_batch(batch))
+            for (std::size_t r = 0; r < batch.rows(); ++r)
+              rows.emplace_back(batch.end_vid[r], batch.node[r], batch.edge[r], batch.agg_cost[r]);
+          rounds = call.summary().rounds;
+          return rows;
+        };
+        const auto expected = rows_of("dijkstra");
+        const auto by_index = rows_of("cch");
+        EXPECT_EQ(by_index, expected)
+            << what << (directed ? " directed, " : " undirected, ") << target_count << " targets";
+        if (target_count <= 16 && rounds == 1) ++settled_calls;
+      }
+    }
+  }
+  // The grids' few-target calls (16 of them) went by settling, not by the sweep after it.
+  EXPECT_GE(settled_calls, 12);
+}
+
 TEST(GraphImage, RefusesWhatIsNotAnImage) {
   std::vector<std::uint64_t> junk(16, 0x1234);
   EXPECT_THROW(view_graph_image(junk.data(), junk.size() * 8), RoutingError);

@@ -2,6 +2,7 @@
 // the shapes of the SQL benchmarks, what its reason says, and a calibration run on this CPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "calibration.hpp"
@@ -416,6 +417,49 @@ TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
   EXPECT_NEAR(by_dijkstra, 0.052, 0.01);
 }
 
+// gpu_path to a few targets on the road index: the paths traced from distances settled one by
+// one, priced by the calibrated path scaled by V^0.75, whatever the index's arcs; from 17 targets
+// on, whole sweeps as before. The development machine: Rome 5-21 us a path, New York 0.41-0.45 ms.
+TEST(CostModel, FewPathsOnTheIndexPricedBySettling) {
+  CallCostShape shape;
+  shape.vertices = 3353;
+  shape.arcs = 8870;
+  shape.sources = 1;
+  shape.targets_per_source = 1;
+  shape.result_rows = 60;
+  shape.result_cells = 3353;
+  shape.kept_graph = true;
+  shape.index_arcs = 19493;
+  shape.paths = true;
+  DeviceState state;
+  state.cpu_threads = 2;
+  state.hardware_threads = 2;
+  MachineSpeeds speeds;
+  speeds.cpu_cch_path_us = 260;
+  speeds.cpu_cch_query_vertices = 147456;
+  speeds.emit_row_ns = 0;
+  const EngineInfo& cch = *find_engine("cch", Device::kCpu);
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds),
+              260 * std::pow(3353 / 147456.0, 0.75) * 1e-3, 1e-4);
+  speeds.cpu_cch_path_us = 520;  // twice the path, twice the estimate
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds),
+              520 * std::pow(3353 / 147456.0, 0.75) * 1e-3, 1e-4);
+  // New York: under half a millisecond a path, against a sweep of its 1.55M index arcs.
+  shape.vertices = 264346;
+  shape.arcs = 733846;
+  shape.index_arcs = 1550000;
+  speeds.cpu_cch_path_us = 260;
+  const double settled = estimate_call_ms(cch, shape, state, speeds);
+  EXPECT_NEAR(settled, 0.403, 0.01);
+  // 17 targets: whole sweeps, as for a cost matrix's rows.
+  shape.targets_per_source = 17;
+  CallCostShape swept = shape;
+  swept.paths = false;
+  EXPECT_EQ(estimate_call_ms(cch, shape, state, speeds),
+            estimate_call_ms(cch, swept, state, speeds));
+  EXPECT_GT(estimate_call_ms(cch, swept, state, speeds), settled);
+}
+
 // The GPU's Floyd-Warshall was calibrated as a fresh engine closing and copying back a whole
 // matrix: its estimate adds the call and the rows, not the graph's upload and the matrix's
 // download again. Speeds and shape from the H100 host at 2f6a885 (docs/results/h100_auto, part
@@ -518,11 +562,12 @@ TEST(Calibration, MeasuresTheCpu) {
   EXPECT_GT(result.speeds.cpu_row_cell_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
+  EXPECT_GT(result.speeds.cpu_cch_path_us, 0);
   for (const char* name :
        {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_parallel_efficiency",
         "cpu_parallel_efficiency_small", "cpu_dijkstra_small_factor", "cpu_dijkstra_dense_factor",
         "cpu_dijkstra_dense_large_factor", "cpu_fw_ns", "cpu_fw_large_ns", "cpu_cch_sweep_ns",
-        "cpu_cch_query_us", "cpu_row_cell_ns"})
+        "cpu_cch_query_us", "cpu_cch_path_us", "cpu_row_cell_ns"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
         << name;
