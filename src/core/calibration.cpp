@@ -391,7 +391,8 @@ Calibration calibrate(const CalibrationOptions& options) {
     s.cpu_cch_query_vertices = static_cast<double>(small_grid.vertex_count());
     // gpu_path's few targets: a path traced by the rule from distances the index settles one by
     // one, through the engine as a call asks for them (the matrix's pairs, the targets reversed),
-    // per path; the fastest of three passes after one.
+    // the fastest of three passes after one, per path and per unit of the index's height times
+    // sqrt(V).
     const CsrGraph reverse = reverse_graph(small_grid.forward);
     std::vector<ArcIndex> path;
     const double paths_ms = fastest_after_warmup(3, cancel, [&] {
@@ -401,8 +402,12 @@ Calibration calibrate(const CalibrationOptions& options) {
         trace_strict_path(reverse, distance_of, sources[i], targets[targets.size() - 1 - i], path);
       }
     });
-    s.cpu_cch_path_us = clamp_positive(paths_ms * 1e3 / static_cast<double>(sources.size()), 0.01);
-    measured("cpu_cch_path_us");
+    s.cpu_cch_path_ns =
+        clamp_positive(paths_ms * 1e6 /
+                           (static_cast<double>(sources.size()) * index.elimination_tree_height() *
+                            std::sqrt(static_cast<double>(small_grid.vertex_count()))),
+                       0.01);
+    measured("cpu_cch_path_ns");
     measured("cpu_cch_query_us");
     measured("cpu_cch_query_vertices");
     measured("cpu_cch_sweep_ns");

@@ -26,7 +26,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_fw_large_ns", s.cpu_fw_large_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
-  fn("cpu_cch_path_us", s.cpu_cch_path_us);
+  fn("cpu_cch_path_ns", s.cpu_cch_path_ns);
   fn("cpu_cch_query_us", s.cpu_cch_query_us);
   fn("cpu_cch_query_vertices", s.cpu_cch_query_vertices);
   fn("cpu_cch_build_ns", s.cpu_cch_build_ns);
@@ -324,13 +324,15 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
         compute = S * static_cast<double>(shape.targets_per_source) * 2 * query_us * 1e-3 / speedup;
       } else if (shape.paths && shape.sources <= 1 && shape.targets_per_source > 0 &&
                  shape.targets_per_source <= kSettledPathTargets) {
-        // One source's few paths from distances settled one by one, on one thread: the
-        // calibrated path scaled by V^0.75 (cpu_cch_path_us). No row is copied, and the one
-        // batch's rows follow it.
+        // One source's few paths from distances settled one by one, on one thread: per unit of
+        // the index's height times sqrt(V) (cpu_cch_path_ns; a road network's height is about
+        // 0.7 sqrt(V) where no index is made yet: New York's 378 for 514). No row is copied, and
+        // the one batch's rows follow it.
+        const double height =
+            shape.index_height > 0 ? shape.index_height : 0.7 * std::sqrt(std::max(1.0, V));
         return index_build_ms +
-               static_cast<double>(shape.targets_per_source) * s.cpu_cch_path_us *
-                   std::pow(std::max(1.0, V) / std::max(1.0, s.cpu_cch_query_vertices), 0.75) *
-                   1e-3 +
+               static_cast<double>(shape.targets_per_source) * s.cpu_cch_path_ns * height *
+                   std::sqrt(std::max(1.0, V)) * 1e-6 +
                emit_ms;
       } else {  // whole trees, one PHAST sweep each
         compute = (S * (index_arcs_or_guess * s.cpu_cch_sweep_ns + query_us * 1e3) * 1e-6 +

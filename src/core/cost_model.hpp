@@ -67,11 +67,13 @@ struct MachineSpeeds {
   // separators, as the square root of the vertices on road networks and grids.
   double cpu_cch_query_vertices = 147456;
   // A path by the predecessor rule from distances the index settles one by one (gpu_path's few
-  // targets, RoutingCall::emit_settled_path_rows), one thread, on the same graph: each of the
-  // path's vertices and their neighbours settles its elimination-tree ancestors. It grows as about
-  // V^0.75 (the development machine: Rome's 3353 vertices 5-21 us a path, New York's 264k
-  // 0.41-0.45 ms, where a whole sweep and its trace took 18-32 us and 4.1-5.3 ms).
-  double cpu_cch_path_us = 260;
+  // targets, RoutingCall::emit_settled_path_rows), one thread, per unit of the index's
+  // elimination-tree height times the square root of the vertices: each of the path's vertices
+  // and their neighbours settles its ancestors, a chain as long as the tree is high, and a path
+  // has about sqrt(V) vertices. The development machine: 3.5 ns on the 384 x 384 grid (height
+  // 1511, 2.0 ms a path), 2.1 on New York (378, 0.41 ms), 2.9 on Rome (95, 16 us); the V^0.75
+  // of 6f21a7f, scaled from the grid's 2.0 ms, put New York at 3.2 ms and Rome at 0.12 ms.
+  double cpu_cch_path_ns = 3;
   // Making a road index for a graph that has none (edges_sql, or a kept graph without one):
   // order, hierarchy and customization, per arc times log2(arcs).
   double cpu_cch_build_ns = 150;
@@ -140,8 +142,10 @@ struct CallCostShape {
   bool kept_graph = false;  // a kept graph: auto makes it no index (gpu_graph_index does)
   bool paths = false;       // gpu_path: rows traced by the predecessor rule to the targets
   bool dense = false;       // arcs >= density * V^2: the Floyd-Warshall engines apply
-  // The kept graph's road index (0: none current: cch would make one first).
+  // The kept graph's road index (0: none current: cch would make one first), and its
+  // elimination tree's height.
   std::int64_t index_arcs = 0;
+  int index_height = 0;
 };
 
 // The device state a GPU engine would start from.

@@ -340,8 +340,10 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
       !kept && options_.engine.road_index == nullptr && shape.sources >= 64;
   if (options_.many_source && shape.sources > 1 && (n <= 65536 || index_candidate))
     shape.hop_depth = remembered_hop_depth(graph.forward, source_indices_.front());
-  if (options_.engine.road_index != nullptr)
+  if (options_.engine.road_index != nullptr) {
     shape.index_arcs = options_.engine.road_index->arc_count();
+    shape.index_height = options_.engine.road_index->elimination_tree_height();
+  }
   shape.predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;
   shape.index_point_queries = kind_ == CallKind::kPaths && options_.index_paths_hierarchy;
   shape.kept_graph = kept;

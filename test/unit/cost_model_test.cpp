@@ -418,8 +418,9 @@ TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
 }
 
 // gpu_path to a few targets on the road index: the paths traced from distances settled one by
-// one, priced by the calibrated path scaled by V^0.75, whatever the index's arcs; from 17 targets
-// on, whole sweeps as before. The development machine: Rome 5-21 us a path, New York 0.41-0.45 ms.
+// one, priced per unit of the index's height times sqrt(V), whatever the index's arcs; from 17
+// targets on, whole sweeps as before. The development machine: Rome (height 95) 5-21 us a path,
+// New York (378) 0.41-0.45 ms, at 2.1-3.5 ns a unit.
 TEST(CostModel, FewPathsOnTheIndexPricedBySettling) {
   CallCostShape shape;
   shape.vertices = 3353;
@@ -430,27 +431,26 @@ TEST(CostModel, FewPathsOnTheIndexPricedBySettling) {
   shape.result_cells = 3353;
   shape.kept_graph = true;
   shape.index_arcs = 19493;
+  shape.index_height = 95;
   shape.paths = true;
   DeviceState state;
   state.cpu_threads = 2;
   state.hardware_threads = 2;
   MachineSpeeds speeds;
-  speeds.cpu_cch_path_us = 260;
-  speeds.cpu_cch_query_vertices = 147456;
+  speeds.cpu_cch_path_ns = 3;
   speeds.emit_row_ns = 0;
   const EngineInfo& cch = *find_engine("cch", Device::kCpu);
-  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds),
-              260 * std::pow(3353 / 147456.0, 0.75) * 1e-3, 1e-4);
-  speeds.cpu_cch_path_us = 520;  // twice the path, twice the estimate
-  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds),
-              520 * std::pow(3353 / 147456.0, 0.75) * 1e-3, 1e-4);
-  // New York: under half a millisecond a path, against a sweep of its 1.55M index arcs.
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 3 * 95 * std::sqrt(3353.0) * 1e-6, 1e-6);
+  speeds.cpu_cch_path_ns = 6;  // twice the unit, twice the estimate
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 6 * 95 * std::sqrt(3353.0) * 1e-6, 1e-6);
+  // New York: under a millisecond a path, against a sweep of its 1.55M index arcs.
   shape.vertices = 264346;
   shape.arcs = 733846;
   shape.index_arcs = 1550000;
-  speeds.cpu_cch_path_us = 260;
+  shape.index_height = 378;
+  speeds.cpu_cch_path_ns = 3;
   const double settled = estimate_call_ms(cch, shape, state, speeds);
-  EXPECT_NEAR(settled, 0.403, 0.01);
+  EXPECT_NEAR(settled, 0.583, 0.01);
   // 17 targets: whole sweeps, as for a cost matrix's rows.
   shape.targets_per_source = 17;
   CallCostShape swept = shape;
@@ -562,12 +562,12 @@ TEST(Calibration, MeasuresTheCpu) {
   EXPECT_GT(result.speeds.cpu_row_cell_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
-  EXPECT_GT(result.speeds.cpu_cch_path_us, 0);
+  EXPECT_GT(result.speeds.cpu_cch_path_ns, 0);
   for (const char* name :
        {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_parallel_efficiency",
         "cpu_parallel_efficiency_small", "cpu_dijkstra_small_factor", "cpu_dijkstra_dense_factor",
         "cpu_dijkstra_dense_large_factor", "cpu_fw_ns", "cpu_fw_large_ns", "cpu_cch_sweep_ns",
-        "cpu_cch_query_us", "cpu_cch_path_us", "cpu_row_cell_ns"})
+        "cpu_cch_query_us", "cpu_cch_path_ns", "cpu_row_cell_ns"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
         << name;
