@@ -219,6 +219,32 @@ std::uint64_t topology_fingerprint(const CsrGraph& graph) {
 
 }  // namespace
 
+double remembered_far_arc_share(const CsrGraph& graph) {
+  struct Entry {
+    const VertexIndex* heads = nullptr;
+    const ArcIndex* row_offsets = nullptr;
+    VertexIndex vertices = -1;
+    ArcIndex arcs = -1;
+    double share = 0;
+  };
+  static std::mutex mutex;
+  static Entry entries[8];
+  static std::size_t next = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry& e : entries)
+      if (e.heads == graph.heads.data() && e.row_offsets == graph.row_offsets.data() &&
+          e.vertices == graph.vertex_count && e.arcs == graph.arc_count())
+        return e.share;
+  }
+  const double share = far_arc_share(graph);
+  std::lock_guard<std::mutex> lock(mutex);
+  entries[next] = {graph.heads.data(), graph.row_offsets.data(), graph.vertex_count,
+                   graph.arc_count(), share};
+  next = (next + 1) % (sizeof entries / sizeof entries[0]);
+  return share;
+}
+
 int remembered_hop_depth(const CsrGraph& graph, VertexIndex source) {
   struct Entry {
     std::uint64_t fingerprint = 0;

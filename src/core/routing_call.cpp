@@ -327,7 +327,10 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
       shape.result_rows = options_.cost_arrays ? S * (1 + width / 16) : S * width;
   }
   shape.result_cells = S * (problem.compact_targets ? width : static_cast<double>(n));
-  shape.far_fraction = far_arc_share(graph.forward);
+  // A kept graph's share is remembered (its arrays stay mapped where they are); a graph built for
+  // this call is sampled afresh (its memory is the call's).
+  shape.far_fraction =
+      kept ? remembered_far_arc_share(graph.forward) : far_arc_share(graph.forward);
   const double v = static_cast<double>(n);
   shape.dense = static_cast<double>(graph.arc_count()) >= kAutoDenseDensity * v * v &&
                 n <= kAutoDenseMaxVerticesGpu;

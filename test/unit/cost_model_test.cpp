@@ -62,6 +62,24 @@ TEST(CostModel, LocalityAndHopDepth) {
 
 // auto's hop depth is measured once per topology: a later call on the same arcs (from another
 // source, or with other weights) gets the first one's; any change of arcs measures again.
+// A kept graph's far share is remembered by where its arrays lie: the same graph gives the same
+// share, another graph (other arrays) its own, each the one far_arc_share() measures.
+TEST(CostModel, FarShareRememberedForTheSameArrays) {
+  const Graph local = build_graph(testing::grid_edges(100, 100, 10, 1).view(), true);
+  testing::RandomGraphSpec spec;
+  spec.vertices = 40000;
+  spec.edges = 120000;
+  const Graph scattered = build_graph(testing::random_edges(spec, 3).view(), true);
+  const double local_share = far_arc_share(local.forward);
+  const double scattered_share = far_arc_share(scattered.forward);
+  EXPECT_LT(local_share, 0.1);
+  EXPECT_GT(scattered_share, 0.5);
+  for (int pass = 0; pass < 2; ++pass) {
+    EXPECT_EQ(remembered_far_arc_share(local.forward), local_share);
+    EXPECT_EQ(remembered_far_arc_share(scattered.forward), scattered_share);
+  }
+}
+
 TEST(CostModel, HopDepthRememberedByTopology) {
   // A 120 x 120 grid, its arcs weighted `weight`, with an extra arc from the corner when asked.
   auto grid = [](double weight, bool shortcut) {
