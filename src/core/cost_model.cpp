@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 namespace gpu_routing {
 
@@ -217,57 +218,54 @@ std::uint64_t topology_fingerprint(const CsrGraph& graph) {
   return (lane[0] ^ (lane[1] << 1) ^ (lane[2] << 2) ^ (lane[3] << 3)) * kMultiplier;
 }
 
+// The last 8 values a process measured, by a key naming what was measured (a graph): each of
+// auto's per-graph features that is costly to measure every call keeps one of these.
+template <typename Key, typename Value>
+class RememberedValues {
+ public:
+  template <typename Measure>
+  Value get(const Key& key, Measure&& measure) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const Entry& e : entries_)
+        if (e.used && e.key == key) return e.value;
+    }
+    const Value value = measure();  // outside the lock: another thread may measure the same
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_[next_] = {true, key, value};
+    next_ = (next_ + 1) % kEntries;
+    return value;
+  }
+
+ private:
+  static constexpr std::size_t kEntries = 8;
+  struct Entry {
+    bool used = false;
+    Key key{};
+    Value value{};
+  };
+  std::mutex mutex_;
+  Entry entries_[kEntries];
+  std::size_t next_ = 0;
+};
+
 }  // namespace
 
 double remembered_far_arc_share(const CsrGraph& graph) {
-  struct Entry {
-    const VertexIndex* heads = nullptr;
-    const ArcIndex* row_offsets = nullptr;
-    VertexIndex vertices = -1;
-    ArcIndex arcs = -1;
-    double share = 0;
-  };
-  static std::mutex mutex;
-  static Entry entries[8];
-  static std::size_t next = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Entry& e : entries)
-      if (e.heads == graph.heads.data() && e.row_offsets == graph.row_offsets.data() &&
-          e.vertices == graph.vertex_count && e.arcs == graph.arc_count())
-        return e.share;
-  }
-  const double share = far_arc_share(graph);
-  std::lock_guard<std::mutex> lock(mutex);
-  entries[next] = {graph.heads.data(), graph.row_offsets.data(), graph.vertex_count,
-                   graph.arc_count(), share};
-  next = (next + 1) % (sizeof entries / sizeof entries[0]);
-  return share;
+  // Where the arrays lie, and the sizes.
+  using Key = std::tuple<const VertexIndex*, const ArcIndex*, VertexIndex, ArcIndex>;
+  static RememberedValues<Key, double> shares;
+  return shares.get(
+      Key{graph.heads.data(), graph.row_offsets.data(), graph.vertex_count, graph.arc_count()},
+      [&graph] { return far_arc_share(graph); });
 }
 
 int remembered_hop_depth(const CsrGraph& graph, VertexIndex source) {
-  struct Entry {
-    std::uint64_t fingerprint = 0;
-    VertexIndex vertices = -1;
-    ArcIndex arcs = -1;
-    int depth = 0;
-  };
-  static std::mutex mutex;
-  static Entry entries[8];
-  static std::size_t next = 0;
-  const std::uint64_t fingerprint = topology_fingerprint(graph);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Entry& e : entries)
-      if (e.fingerprint == fingerprint && e.vertices == graph.vertex_count &&
-          e.arcs == graph.arc_count())
-        return e.depth;
-  }
-  const int depth = hop_depth(graph, source);
-  std::lock_guard<std::mutex> lock(mutex);
-  entries[next] = {fingerprint, graph.vertex_count, graph.arc_count(), depth};
-  next = (next + 1) % (sizeof entries / sizeof entries[0]);
-  return depth;
+  // The topology, and the sizes.
+  using Key = std::tuple<std::uint64_t, VertexIndex, ArcIndex>;
+  static RememberedValues<Key, int> depths;
+  return depths.get(Key{topology_fingerprint(graph), graph.vertex_count, graph.arc_count()},
+                    [&graph, source] { return hop_depth(graph, source); });
 }
 
 bool modelled_engine(const EngineInfo& engine) {
