@@ -700,6 +700,15 @@ void append_path_rows(ResultBatch& batch, const Graph& graph, std::int64_t sourc
   batch.agg_cost.push_back(agg);
 }
 
+// The same for `arcs` of the reversed CSR (traced back from the target by the rule): each
+// arc's head is the vertex its step leaves.
+void append_reverse_path_rows(ResultBatch& batch, const Graph& graph, std::int64_t source_id,
+                              std::int64_t target_id, const std::vector<ArcIndex>& arcs) {
+  const CsrGraph& reverse = graph.reverse;
+  append_path_rows(batch, graph, source_id, target_id, arcs, reverse,
+                   [&](std::size_t k) { return reverse.heads[static_cast<std::size_t>(arcs[k])]; });
+}
+
 }  // namespace
 
 void RoutingCall::check_path_rows(int count, const ResultBatch& batch) {
@@ -729,10 +738,7 @@ void RoutingCall::emit_path_rows(std::size_t first, int count, ResultBatch& batc
       // and keep the rows held within gpu_routing.max_memory as they grow, not after.
       if ((++traced & 255) == 0) check_path_rows(count, batch);
       const std::vector<ArcIndex> arcs = trace_path(reverse, row, source, target);
-      // Arcs of the reversed CSR: each one's head is the vertex the step leaves.
-      append_path_rows(
-          batch, *graph_, source_id, graph_->vertices.id(target), arcs, reverse,
-          [&](std::size_t k) { return reverse.heads[static_cast<std::size_t>(arcs[k])]; });
+      append_reverse_path_rows(batch, *graph_, source_id, graph_->vertices.id(target), arcs);
     }
   }
 }
@@ -786,7 +792,6 @@ bool RoutingCall::emit_traced_path_rows(std::size_t source_slot, ResultBatch& ba
   }
   work_stage_.store(WorkStage::kTracing, std::memory_order_relaxed);
   const std::int64_t source_id = graph_->vertices.id(source);
-  const CsrGraph& reverse = graph_->reverse;
   std::vector<ArcIndex> arcs;
   std::size_t traced = 0;
   for (VertexIndex target : targets) {
@@ -796,10 +801,7 @@ bool RoutingCall::emit_traced_path_rows(std::size_t source_slot, ResultBatch& ba
     if ((++traced & 255) == 0) check_path_rows(1, batch);
     const std::int64_t begin = j > 0 ? paths.ends[j - 1] : 0;
     arcs.assign(paths.arcs.begin() + begin, paths.arcs.begin() + paths.ends[j]);
-    // Arcs of the reversed CSR, as emit_path_rows traces them.
-    append_path_rows(
-        batch, *graph_, source_id, graph_->vertices.id(target), arcs, reverse,
-        [&](std::size_t k) { return reverse.heads[static_cast<std::size_t>(arcs[k])]; });
+    append_reverse_path_rows(batch, *graph_, source_id, graph_->vertices.id(target), arcs);
   }
   return true;
 }
@@ -833,10 +835,7 @@ bool RoutingCall::emit_settled_path_rows(std::size_t source_slot, ResultBatch& b
       return false;
     }
     if (arcs.empty()) continue;  // unreachable
-    // Arcs of the reversed CSR, as emit_path_rows traces them.
-    append_path_rows(
-        batch, *graph_, source_id, graph_->vertices.id(target), arcs, reverse,
-        [&](std::size_t k) { return reverse.heads[static_cast<std::size_t>(arcs[k])]; });
+    append_reverse_path_rows(batch, *graph_, source_id, graph_->vertices.id(target), arcs);
   }
   return true;
 }
