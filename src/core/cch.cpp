@@ -689,7 +689,7 @@ void CchWorkspace::resize(VertexIndex vertex_count) {
   settled_.assign(n, kInfinity);
   is_settled_.assign(n, 0);
   settled_ranks_.clear();
-  settle_stack_.clear();
+  settle_chain_.clear();
 }
 
 Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel)
@@ -1430,7 +1430,7 @@ double Cch::settled_distance(VertexIndex v, CchWorkspace& workspace) const {
   // A rank's distance depends on its upward neighbours', all of them its elimination-tree
   // ancestors: the ranks up its parent chain, settled from the top down. Whole chains are settled
   // up to the root, so a settled rank's ancestors are settled too and the walk stops at the first.
-  std::vector<VertexIndex>& chain = workspace.settle_stack_;
+  std::vector<VertexIndex>& chain = workspace.settle_chain_;
   chain.clear();
   for (VertexIndex x = rank; x != kNoVertex && !is_settled[static_cast<std::size_t>(x)];
        x = parent_span_[static_cast<std::size_t>(x)])

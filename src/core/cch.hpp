@@ -95,7 +95,7 @@ class CchWorkspace {
   std::vector<double> settled_;
   std::vector<char> is_settled_;
   std::vector<VertexIndex> settled_ranks_;
-  std::vector<VertexIndex> settle_stack_;
+  std::vector<VertexIndex> settle_chain_;
 };
 
 // The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):
