@@ -404,11 +404,8 @@ TEST(CostModel, DenseGraphSearchPricedFromTheDenseTimings) {
   EXPECT_NEAR(search_ms(speeds, 1448) / search_ms(plain, 1448), 1.4, 1e-3);
 }
 
-// A path on a small road network's kept index (Rome, 3353 vertices, 8870 arcs; its hierarchy
-// 19493 arcs): CPU Dijkstra stopping at the target, not the index's whole tree. On the 2-core
-// machine at 518f694 the call's compute was 52 us with Dijkstra and 95-105 with cch; the model
-// said 72 and 68 (speeds from that calibration), and auto took cch.
-TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
+// One path on Rome's kept graph (3353 vertices, 8870 arcs) with its road index (19493 arcs).
+CallCostShape rome_path_on_its_index() {
   CallCostShape shape;
   shape.vertices = 3353;
   shape.arcs = 8870;
@@ -418,9 +415,24 @@ TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
   shape.result_cells = 3353;
   shape.kept_graph = true;
   shape.index_arcs = 19493;
+  return shape;
+}
+
+// The CPU of the 2-core development machine, every core for the call.
+DeviceState two_cores() {
   DeviceState state;
   state.cpu_threads = 2;
   state.hardware_threads = 2;
+  return state;
+}
+
+// A path on a small road network's kept index (Rome, 3353 vertices, 8870 arcs; its hierarchy
+// 19493 arcs): CPU Dijkstra stopping at the target, not the index's whole tree. On the 2-core
+// machine at 518f694 the call's compute was 52 us with Dijkstra and 95-105 with cch; the model
+// said 72 and 68 (speeds from that calibration), and auto took cch.
+TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
+  const CallCostShape shape = rome_path_on_its_index();
+  const DeviceState state = two_cores();
   MachineSpeeds speeds;
   speeds.cpu_dijkstra_vertex_ns = 41.3557;
   speeds.cpu_dijkstra_arc_ns = 0.6258;
@@ -440,20 +452,10 @@ TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
 // targets on, whole sweeps as before. The development machine: Rome (height 95) 5-21 us a path,
 // New York (378) 0.41-0.45 ms, at 2.1-3.5 ns a unit.
 TEST(CostModel, FewPathsOnTheIndexPricedBySettling) {
-  CallCostShape shape;
-  shape.vertices = 3353;
-  shape.arcs = 8870;
-  shape.sources = 1;
-  shape.targets_per_source = 1;
-  shape.result_rows = 60;
-  shape.result_cells = 3353;
-  shape.kept_graph = true;
-  shape.index_arcs = 19493;
+  CallCostShape shape = rome_path_on_its_index();
   shape.index_height = 95;
   shape.paths = true;
-  DeviceState state;
-  state.cpu_threads = 2;
-  state.hardware_threads = 2;
+  const DeviceState state = two_cores();
   MachineSpeeds speeds;
   speeds.cpu_cch_path_ns = 3;
   speeds.emit_row_ns = 0;
