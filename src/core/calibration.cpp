@@ -390,9 +390,10 @@ Calibration calibrate(const CalibrationOptions& options) {
         (sweep - s.cpu_cch_query_us * 1e-3) * 1e6 / static_cast<double>(index.arc_count()), 0.01);
     s.cpu_cch_query_vertices = static_cast<double>(small_grid.vertex_count());
     // gpu_path's few targets: a path traced by the rule from distances the index settles one by
-    // one, through the engine as a call asks for them (the matrix's pairs, the targets reversed),
-    // the fastest of three passes after one, per path and per unit of the index's height times
-    // sqrt(V).
+    // one, through the engine as a call asks for them (the matrix's pairs, the targets reversed,
+    // each from another source, so that little of a path's arrays is cached from the one
+    // before, as in a call), the fastest of three passes after one, per unit of the settling's
+    // work, which settled_paths_work counts for the same pairs.
     const CsrGraph reverse = reverse_graph(small_grid.forward);
     std::vector<ArcIndex> path;
     const double paths_ms = fastest_after_warmup(3, cancel, [&] {
@@ -402,12 +403,16 @@ Calibration calibrate(const CalibrationOptions& options) {
         trace_strict_path(reverse, distance_of, sources[i], targets[targets.size() - 1 - i], path);
       }
     });
-    s.cpu_cch_path_ns =
-        clamp_positive(paths_ms * 1e6 /
-                           (static_cast<double>(sources.size()) * index.elimination_tree_height() *
-                            std::sqrt(static_cast<double>(small_grid.vertex_count()))),
-                       0.01);
-    measured("cpu_cch_path_ns");
+    CchWorkspace workspace(index.vertex_count());
+    double work = 0;
+    for (std::size_t i = 0; i < sources.size(); ++i)
+      for (double w : settled_paths_work(index, reverse, sources[i],
+                                         {targets[targets.size() - 1 - i]}, workspace))
+        work += w;
+    if (work > 0) {  // the grid's weights are positive: its paths never give up settling
+      s.cpu_cch_settle_ns = clamp_positive(paths_ms * 1e6 / work, 0.01);
+      measured("cpu_cch_settle_ns");
+    }
     measured("cpu_cch_query_us");
     measured("cpu_cch_query_vertices");
     measured("cpu_cch_sweep_ns");

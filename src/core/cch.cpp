@@ -690,6 +690,7 @@ void CchWorkspace::resize(VertexIndex vertex_count) {
   is_settled_.assign(n, 0);
   settled_ranks_.clear();
   settle_chain_.clear();
+  settled_arcs_ = 0;
 }
 
 Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel)
@@ -1444,6 +1445,7 @@ double Cch::settled_distance(VertexIndex v, CchWorkspace& workspace) const {
     settled[x] = best;
     is_settled[x] = 1;
     workspace.settled_ranks_.push_back(*at);
+    workspace.settled_arcs_ += first_[x + 1] - first_[x];
   }
   return settled[static_cast<std::size_t>(rank)];
 }
@@ -1455,6 +1457,7 @@ void Cch::finish_settling(VertexIndex s, CchWorkspace& workspace) const {
     workspace.settled_[static_cast<std::size_t>(r)] = kInfinity;
   }
   workspace.settled_ranks_.clear();
+  workspace.settled_arcs_ = 0;
 }
 
 void Cch::upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double>>& reached,

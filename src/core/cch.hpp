@@ -81,8 +81,10 @@ class CchWorkspace {
   CchWorkspace() = default;
   explicit CchWorkspace(VertexIndex vertex_count) { resize(vertex_count); }
   void resize(VertexIndex vertex_count);
-  // Ranks Cch::settled_distance() has settled since start_settling().
+  // Ranks Cch::settled_distance() has settled since start_settling(), and the upward arcs it read
+  // to settle them (their sum is the settling's work: auto prices few paths by it).
   std::size_t settled_count() const { return settled_ranks_.size(); }
+  std::int64_t settled_arc_count() const { return settled_arcs_; }
 
  private:
   friend class Cch;
@@ -96,6 +98,7 @@ class CchWorkspace {
   std::vector<char> is_settled_;
   std::vector<VertexIndex> settled_ranks_;
   std::vector<VertexIndex> settle_chain_;
+  std::int64_t settled_arcs_ = 0;
 };
 
 // The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):

@@ -9,6 +9,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "cch.hpp"
+#include "predecessors.hpp"
+
 namespace gpu_routing {
 
 namespace {
@@ -27,7 +30,7 @@ void for_each_speed(Speeds& s, Fn&& fn) {
   fn("cpu_fw_ns", s.cpu_fw_ns);
   fn("cpu_fw_large_ns", s.cpu_fw_large_ns);
   fn("cpu_cch_sweep_ns", s.cpu_cch_sweep_ns);
-  fn("cpu_cch_path_ns", s.cpu_cch_path_ns);
+  fn("cpu_cch_settle_ns", s.cpu_cch_settle_ns);
   fn("cpu_cch_query_us", s.cpu_cch_query_us);
   fn("cpu_cch_query_vertices", s.cpu_cch_query_vertices);
   fn("cpu_cch_build_ns", s.cpu_cch_build_ns);
@@ -268,6 +271,65 @@ int remembered_hop_depth(const CsrGraph& graph, VertexIndex source) {
                     [&graph, source] { return hop_depth(graph, source); });
 }
 
+std::vector<double> settled_paths_work(const Cch& index, const CsrGraph& reverse,
+                                       VertexIndex source, const std::vector<VertexIndex>& targets,
+                                       CchWorkspace& workspace) {
+  std::vector<double> work;
+  const auto distance_of = [&](VertexIndex v) { return index.settled_distance(v, workspace); };
+  std::vector<ArcIndex> path;
+  index.start_settling(source, workspace);
+  double before = 0;
+  for (VertexIndex target : targets) {
+    if (!trace_strict_path(reverse, distance_of, source, target, path)) {
+      work.clear();
+      break;
+    }
+    const double settled = static_cast<double>(workspace.settled_count()) +
+                           static_cast<double>(workspace.settled_arc_count());
+    work.push_back(settled - before + kTraceHopWork * static_cast<double>(path.size()));
+    before = settled;
+  }
+  index.finish_settling(source, workspace);
+  return work;
+}
+
+SettledPathWork remembered_settled_path_work(const Cch& index, const CsrGraph& reverse) {
+  using Key = std::tuple<const VertexIndex*, VertexIndex, ArcIndex>;
+  static RememberedValues<Key, SettledPathWork> works;
+  return works.get(Key{index.arc_head().data, index.vertex_count(), index.arc_count()}, [&] {
+    const VertexIndex n = index.vertex_count();
+    SettledPathWork mean;
+    if (n < 2) return mean;
+    CchWorkspace workspace(n);
+    // Targets spread over the numbering.
+    const auto spread = [n](int count, int shift) {
+      std::vector<VertexIndex> targets;
+      for (int j = 0; j < count; ++j)
+        targets.push_back(
+            static_cast<VertexIndex>(static_cast<std::int64_t>(n) * (2 * j + shift) / (2 * count)));
+      return targets;
+    };
+    // A source at a quarter of the numbering with 2 targets touches the workspace; then one at
+    // three quarters with kSettledPathTargets, timed: it settles other ranks, so little of what
+    // it reads is cached, as in a call, and its further targets share what a call's share (the
+    // top of the tree; 4 targets shared less: New York's further paths then cost 0.94 of a
+    // first, 10 targets from one source 0.6).
+    const std::vector<double> warm_up =
+        settled_paths_work(index, reverse, n / 4, spread(2, 1), workspace);
+    Stopwatch watch;
+    const std::vector<double> work =
+        settled_paths_work(index, reverse, n / 4 * 3, spread(kSettledPathTargets, 0), workspace);
+    const double ms = watch.elapsed_ms();
+    if (warm_up.empty() || work.empty()) return SettledPathWork{-1, -1, 0};
+    double sum = 0;
+    for (double w : work) sum += w;
+    mean.first = (warm_up.front() + work.front()) / 2;
+    mean.further = (sum - work.front()) / static_cast<double>(work.size() - 1);
+    if (sum > 0) mean.ns_per_unit = ms * 1e6 / sum;
+    return mean;
+  });
+}
+
 bool modelled_engine(const EngineInfo& engine) {
   const char* name = engine.name;
   if (engine.device == Device::kCpu)
@@ -347,17 +409,21 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
         // Point queries, one per pair.
         compute = S * static_cast<double>(shape.targets_per_source) * 2 * query_us * 1e-3 / speedup;
       } else if (shape.paths && shape.sources <= 1 && shape.targets_per_source > 0 &&
-                 shape.targets_per_source <= kSettledPathTargets) {
-        // One source's few paths from distances settled one by one, on one thread: per unit of
-        // the index's height times sqrt(V) (cpu_cch_path_ns; a road network's height is about
-        // 0.7 sqrt(V) where no index is made yet: New York's 378 for 514). No row is copied, and
-        // the one batch's rows follow it.
-        const double height =
-            shape.index_height > 0 ? shape.index_height : 0.7 * std::sqrt(std::max(1.0, V));
-        return index_build_ms +
-               static_cast<double>(shape.targets_per_source) * s.cpu_cch_path_ns * height *
-                   std::sqrt(std::max(1.0, V)) * 1e-6 +
-               emit_ms;
+                 shape.targets_per_source <= kSettledPathTargets &&
+                 shape.settled_first_path_work >= 0) {
+        // One source's few paths from distances settled one by one, on one thread, by the work
+        // and the speed sampled on the index; where no index is made yet, New York's work (a
+        // first path about 130 sqrt(V) units, each further one the same) at cpu_cch_settle_ns.
+        // No row is copied, and the one batch's rows follow it.
+        const bool sampled = shape.settled_first_path_work > 0;
+        const double first =
+            sampled ? shape.settled_first_path_work : 130 * std::sqrt(std::max(1.0, V));
+        const double further = sampled ? shape.settled_further_path_work : first;
+        const double work =
+            first + static_cast<double>(shape.targets_per_source - 1) * std::max(0.0, further);
+        const double unit_ns =
+            shape.settled_path_unit_ns > 0 ? shape.settled_path_unit_ns : s.cpu_cch_settle_ns;
+        return index_build_ms + work * unit_ns * 1e-6 + emit_ms;
       } else {  // whole trees, one PHAST sweep each
         compute = (S * (index_arcs_or_guess * s.cpu_cch_sweep_ns + query_us * 1e3) * 1e-6 +
                    predecessor_ms) /

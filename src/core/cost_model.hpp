@@ -22,6 +22,9 @@
 
 namespace gpu_routing {
 
+class Cch;
+class CchWorkspace;
+
 // Measured speeds of one machine. Times per unit of work; "far" speeds are for graphs whose arcs
 // join vertices far apart in memory (random graphs), "local" for graphs numbered along their
 // geometry (grids, road networks as published).
@@ -66,14 +69,15 @@ struct MachineSpeeds {
   // The vertices of the graph cpu_cch_query_us was measured on: an upward search grows with the
   // separators, as the square root of the vertices on road networks and grids.
   double cpu_cch_query_vertices = 147456;
-  // A path by the predecessor rule from distances the index settles one by one (gpu_path's few
-  // targets, RoutingCall::emit_settled_path_rows), one thread, per unit of the index's
-  // elimination-tree height times the square root of the vertices: each of the path's vertices
-  // and their neighbours settles its ancestors, a chain as long as the tree is high, and a path
-  // has about sqrt(V) vertices. The development machine: 3.5 ns on the 384 x 384 grid (height
-  // 1511, 2.0 ms a path), 2.1 on New York (378, 0.41 ms), 2.9 on Rome (95, 16 us); the V^0.75
-  // of 6f21a7f, scaled from the grid's 2.0 ms, put New York at 3.2 ms and Rome at 0.12 ms.
-  double cpu_cch_path_ns = 3;
+  // Few paths by the predecessor rule from distances the index settles one by one (gpu_path's
+  // few targets, RoutingCall::emit_settled_path_rows), one thread, per unit of settling work
+  // (settled_paths_work: ranks settled, upward arcs read, kTraceHopWork a traced hop), timed on
+  // the 384 x 384 grid's 64 paths from sources that differ: the price where a kept graph's index
+  // has no sample of its own yet (remembered_settled_path_work times one, auto uses it). The
+  // development machine: 4.3 ns. Its 6f21a7f-9867e11 unit, the index's height times sqrt(V),
+  // measured 3.5 ns on the grid and 1.3-2.1 on New York, and priced the H100 host's New York
+  // paths 3x over (auto sent a source's 10 paths to the GPU service, 1.24x slower).
+  double cpu_cch_settle_ns = 5;
   // Making a road index for a graph that has none (edges_sql, or a kept graph without one):
   // order, hierarchy and customization, per arc times log2(arcs).
   double cpu_cch_build_ns = 150;
@@ -142,10 +146,15 @@ struct CallCostShape {
   bool kept_graph = false;  // a kept graph: auto makes it no index (gpu_graph_index does)
   bool paths = false;       // gpu_path: rows traced by the predecessor rule to the targets
   bool dense = false;       // arcs >= density * V^2: the Floyd-Warshall engines apply
-  // The kept graph's road index (0: none current: cch would make one first), and its
-  // elimination tree's height.
+  // The kept graph's road index (0: none current: cch would make one first).
   std::int64_t index_arcs = 0;
-  int index_height = 0;
+  // Its settling work for a source's first path and for each further one (settled_paths_work,
+  // sampled on the index by remembered_settled_path_work), 0 where not sampled; negative where
+  // the sample gave up settling (zero-cost ties, or too much settled): whole trees then.
+  double settled_first_path_work = 0;
+  double settled_further_path_work = 0;
+  // The nanoseconds a unit of that work took in the sample, 0: cpu_cch_settle_ns.
+  double settled_path_unit_ns = 0;
 };
 
 // The device state a GPU engine would start from.
@@ -188,6 +197,35 @@ int hop_depth(const CsrGraph& graph, VertexIndex source);
 // graph any two sources' depths are within a factor of two), and the BFS took 9 ms of a 200 ms
 // New York call read from edges_sql, every call, where the fingerprint takes under one.
 int remembered_hop_depth(const CsrGraph& graph, VertexIndex source);
+
+// Units of settling work one source's paths to `targets` cost, traced one after the other by the
+// predecessor rule from distances `index` settles one by one (as RoutingCall does for a few
+// targets): for each target, the ranks settled, the upward arcs they read and kTraceHopWork for
+// each hop traced. Empty where the settling gives up on a zero-cost tie, as a call does. (A call
+// also gives up past a quarter of the ranks settled, a small graph's many targets, Rome's 16;
+// the model prices those as settled: a sweep of such a graph costs about as much.)
+// `reverse`: the graph's reversed CSR.
+std::vector<double> settled_paths_work(const Cch& index, const CsrGraph& reverse,
+                                       VertexIndex source, const std::vector<VertexIndex>& targets,
+                                       CchWorkspace& workspace);
+// A hop traced reads its vertex's in-neighbours' distances, each through the rank map (scattered
+// reads): on the development machine 50-150 ns a hop against 2-6 ns an arc settled.
+constexpr double kTraceHopWork = 20;
+// settled_paths_work sampled on the index (2 sources spread over the graph, 4 targets each) for
+// the model: the mean work of a source's first path and of each further one (negative where a
+// sample gave up), and the nanoseconds a unit took for the second source, this process reading
+// this index as its calls do. The unit's time follows what the caches hold: New York's index,
+// 2 cores, 2-3 ns for one pair repeated, 8-10 for a source's 10 targets in one process and about
+// 13 in a backend reading the index's shared image; the grid's calibration (cpu_cch_settle_ns)
+// 4.3, which priced the 10 targets at 2.7 ms for 4.7. Remembered for the last 8 indexes this
+// process saw, by where their arrays lie: New York's sample takes about 10 ms (its workspace,
+// then 8 paths), once per process and index.
+struct SettledPathWork {
+  double first = 0;
+  double further = 0;
+  double ns_per_unit = 0;
+};
+SettledPathWork remembered_settled_path_work(const Cch& index, const CsrGraph& reverse);
 
 // The engines the model knows (auto's candidates): "cpu dijkstra", "gpu near_far", ...
 bool modelled_engine(const EngineInfo& engine);

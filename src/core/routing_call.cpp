@@ -345,7 +345,16 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
     shape.hop_depth = remembered_hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr) {
     shape.index_arcs = options_.engine.road_index->arc_count();
-    shape.index_height = options_.engine.road_index->elimination_tree_height();
+    // A source's few paths settle only what they need: the index's own work for them, sampled
+    // once per process (the grid's or a guess put New York's at 3x what it takes).
+    if (kind_ == CallKind::kPaths && shape.sources <= 1 && shape.targets_per_source > 0 &&
+        shape.targets_per_source <= kSettledPathTargets && has_reverse(graph)) {
+      const SettledPathWork work =
+          remembered_settled_path_work(*options_.engine.road_index, graph.reverse);
+      shape.settled_first_path_work = work.first;
+      shape.settled_further_path_work = work.further;
+      shape.settled_path_unit_ns = work.ns_per_unit;
+    }
   }
   shape.predecessors = kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany;
   shape.index_point_queries = kind_ == CallKind::kPaths && options_.index_paths_hierarchy;

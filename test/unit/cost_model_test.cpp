@@ -6,9 +6,11 @@
 #include <random>
 
 #include "calibration.hpp"
+#include "cch.hpp"
 #include "cost_model.hpp"
 #include "engine_select.hpp"
 #include "parallel.hpp"
+#include "predecessors.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -448,36 +450,111 @@ TEST(CostModel, SmallGraphPathPricedFromTheSmallGraphsTiming) {
 }
 
 // gpu_path to a few targets on the road index: the paths traced from distances settled one by
-// one, priced per unit of the index's height times sqrt(V), whatever the index's arcs; from 17
-// targets on, whole sweeps as before. The development machine: Rome (height 95) 5-21 us a path,
-// New York (378) 0.41-0.45 ms, at 2.1-3.5 ns a unit.
+// one, priced by the settling work sampled on the index (a source's first path, then each
+// further one) at the unit's time the sample took, else cpu_cch_settle_ns; from 17 targets on,
+// or where the sample gave up settling, whole sweeps as before. The development machine: Rome
+// about 4800 units a path (settled ranks and their arcs 4069, 36 hops), New York 76000 (66208,
+// 413 hops); 4.3 ns a unit on the grid, 9-13 in New York's sample.
 TEST(CostModel, FewPathsOnTheIndexPricedBySettling) {
   CallCostShape shape = rome_path_on_its_index();
-  shape.index_height = 95;
   shape.paths = true;
+  shape.settled_first_path_work = 4800;
+  shape.settled_further_path_work = 2400;
   const DeviceState state = two_cores();
   MachineSpeeds speeds;
-  speeds.cpu_cch_path_ns = 3;
+  speeds.cpu_cch_settle_ns = 5;
   speeds.emit_row_ns = 0;
   const EngineInfo& cch = *find_engine("cch", Device::kCpu);
-  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 3 * 95 * std::sqrt(3353.0) * 1e-6, 1e-6);
-  speeds.cpu_cch_path_ns = 6;  // twice the unit, twice the estimate
-  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 6 * 95 * std::sqrt(3353.0) * 1e-6, 1e-6);
-  // New York: under a millisecond a path, against a sweep of its 1.55M index arcs.
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 4800 * 5 * 1e-6, 1e-9);
+  speeds.cpu_cch_settle_ns = 10;  // twice the unit, twice the estimate
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 4800 * 10 * 1e-6, 1e-9);
+  // The index's own sample of its unit's time, where there is one, before the calibrated one.
+  shape.settled_path_unit_ns = 13;
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), 4800 * 13 * 1e-6, 1e-9);
+  shape.settled_path_unit_ns = 0;
+  // Further targets cost what they settle beyond the first's.
+  shape.targets_per_source = 10;
+  EXPECT_NEAR(estimate_call_ms(cch, shape, state, speeds), (4800 + 9 * 2400) * 10 * 1e-6, 1e-9);
+  // New York's 10 targets: 1.7 ms (2.5 measured on the H100 host, 4.4 here cold), against a
+  // sweep of its 1.55M index arcs each.
   shape.vertices = 264346;
   shape.arcs = 733846;
   shape.index_arcs = 1550000;
-  shape.index_height = 378;
-  speeds.cpu_cch_path_ns = 3;
+  shape.settled_first_path_work = 76000;
+  shape.settled_further_path_work = 30000;
+  speeds.cpu_cch_settle_ns = 5;
   const double settled = estimate_call_ms(cch, shape, state, speeds);
-  EXPECT_NEAR(settled, 0.583, 0.01);
-  // 17 targets: whole sweeps, as for a cost matrix's rows.
-  shape.targets_per_source = 17;
+  EXPECT_NEAR(settled, (76000 + 9 * 30000) * 5 * 1e-6, 1e-9);
+  // 17 targets, or a sample that gave up (zero-cost ties): whole sweeps, as for a cost matrix's
+  // rows.
   CallCostShape swept = shape;
   swept.paths = false;
-  EXPECT_EQ(estimate_call_ms(cch, shape, state, speeds),
+  CallCostShape seventeen = shape;
+  seventeen.targets_per_source = 17;
+  CallCostShape seventeen_swept = swept;
+  seventeen_swept.targets_per_source = 17;
+  EXPECT_EQ(estimate_call_ms(cch, seventeen, state, speeds),
+            estimate_call_ms(cch, seventeen_swept, state, speeds));
+  CallCostShape gave_up = shape;
+  gave_up.settled_first_path_work = -1;
+  gave_up.settled_further_path_work = -1;
+  EXPECT_EQ(estimate_call_ms(cch, gave_up, state, speeds),
             estimate_call_ms(cch, swept, state, speeds));
   EXPECT_GT(estimate_call_ms(cch, swept, state, speeds), settled);
+}
+
+// The work the model prices is the settling's own: on a grid's index, the ranks settled and the
+// arcs they read plus kTraceHopWork a hop, a further target from the same source costs only what
+// it settles anew, and the remembered sample equals a fresh one and gives up on zero-cost ties.
+TEST(CostModel, SettledPathWorkIsWhatTheSettlingDoes) {
+  EdgeTable t = testing::grid_edges(48, 48, 100, 3);
+  Graph g = build_graph(t.view(), true);
+  ensure_reverse(g);
+  Cch cch(g, cch_order(g));
+  cch.customize(g);
+  const VertexIndex n = g.vertex_count();
+  CchWorkspace workspace(n);
+  const std::vector<double> one = settled_paths_work(cch, g.reverse, 5, {n - 7}, workspace);
+  ASSERT_EQ(one.size(), 1u);
+  cch.start_settling(5, workspace);
+  std::vector<ArcIndex> path;
+  ASSERT_TRUE(trace_strict_path(
+      g.reverse, [&](VertexIndex v) { return cch.settled_distance(v, workspace); }, 5, n - 7,
+      path));
+  const double expected = static_cast<double>(workspace.settled_count()) +
+                          static_cast<double>(workspace.settled_arc_count()) +
+                          kTraceHopWork * static_cast<double>(path.size());
+  cch.finish_settling(5, workspace);
+  EXPECT_EQ(workspace.settled_count(), 0u);
+  EXPECT_EQ(workspace.settled_arc_count(), 0);
+  EXPECT_DOUBLE_EQ(one[0], expected);
+  EXPECT_GT(path.size(), 40u);
+  // The same target again settles nothing: only its hops are traced anew.
+  const std::vector<double> twice =
+      settled_paths_work(cch, g.reverse, 5, {n - 7, n - 7}, workspace);
+  ASSERT_EQ(twice.size(), 2u);
+  EXPECT_DOUBLE_EQ(twice[0], one[0]);
+  EXPECT_DOUBLE_EQ(twice[1], kTraceHopWork * static_cast<double>(path.size()));
+  const SettledPathWork sampled = remembered_settled_path_work(cch, g.reverse);
+  EXPECT_GT(sampled.first, 0);
+  EXPECT_GT(sampled.further, 0);
+  EXPECT_LT(sampled.further, sampled.first);
+  EXPECT_GT(sampled.ns_per_unit, 0);
+  const SettledPathWork again = remembered_settled_path_work(cch, g.reverse);
+  EXPECT_EQ(again.first, sampled.first);
+  EXPECT_EQ(again.further, sampled.further);
+  EXPECT_EQ(again.ns_per_unit, sampled.ns_per_unit);  // remembered, not timed again
+
+  // Every weight 0: every vertex's best arc ties, the settling gives up, as a call would.
+  for (auto* costs : {&t.costs, &t.reverse_costs})
+    for (double& cost : *costs)
+      if (cost > 0) cost = 0;
+  Graph flat = build_graph(t.view(), true);
+  ensure_reverse(flat);
+  Cch flat_index(flat, cch_order(flat));
+  flat_index.customize(flat);
+  EXPECT_TRUE(settled_paths_work(flat_index, flat.reverse, 5, {n - 7}, workspace).empty());
+  EXPECT_LT(remembered_settled_path_work(flat_index, flat.reverse).first, 0);
 }
 
 // The GPU's Floyd-Warshall was calibrated as a fresh engine closing and copying back a whole
@@ -582,12 +659,12 @@ TEST(Calibration, MeasuresTheCpu) {
   EXPECT_GT(result.speeds.cpu_row_cell_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_sweep_ns, 0);
   EXPECT_GT(result.speeds.cpu_cch_query_us, 0);
-  EXPECT_GT(result.speeds.cpu_cch_path_ns, 0);
+  EXPECT_GT(result.speeds.cpu_cch_settle_ns, 0);
   for (const char* name :
        {"cpu_dijkstra_vertex_ns", "cpu_dijkstra_arc_ns", "cpu_parallel_efficiency",
         "cpu_parallel_efficiency_small", "cpu_dijkstra_small_factor", "cpu_dijkstra_dense_factor",
         "cpu_dijkstra_dense_large_factor", "cpu_fw_ns", "cpu_fw_large_ns", "cpu_cch_sweep_ns",
-        "cpu_cch_query_us", "cpu_cch_path_ns", "cpu_row_cell_ns"})
+        "cpu_cch_query_us", "cpu_cch_settle_ns", "cpu_row_cell_ns"})
     EXPECT_NE(std::find(result.measured.begin(), result.measured.end(), name),
               result.measured.end())
         << name;
