@@ -11,11 +11,10 @@ namespace gpu_routing {
 
 void advise_huge_pages(void* memory, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  if (memory == nullptr || bytes < 2 * kHuge) return;
+  if (memory == nullptr || bytes < 2 * kHugePageBytes) return;
   const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(memory);
-  const std::uintptr_t first = (at + kHuge - 1) & ~(kHuge - 1);
-  const std::uintptr_t last = (at + bytes) & ~(kHuge - 1);
+  const std::uintptr_t first = huge_page_ceil(at);
+  const std::uintptr_t last = huge_page_floor(at + bytes);
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 #else
   (void)memory;

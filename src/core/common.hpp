@@ -110,6 +110,15 @@ std::size_t saturating_add(std::size_t a, std::size_t b);
 // realloc grows: mremap to an address off a 2 MB boundary splits the huge pages again (advising
 // the edge query's arrays made reading 16M edges slower, 2.4-2.8 s against 2.1-2.4).
 void advise_huge_pages(void* memory, std::size_t bytes);
+// A transparent huge page: x86-64's and arm64's with 4 kB base pages.
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+// The first huge page boundary at or above `address`, and the last at or below it.
+constexpr std::uintptr_t huge_page_ceil(std::uintptr_t address) {
+  return (address + kHugePageBytes - 1) & ~std::uintptr_t{kHugePageBytes - 1};
+}
+constexpr std::uintptr_t huge_page_floor(std::uintptr_t address) {
+  return address & ~std::uintptr_t{kHugePageBytes - 1};
+}
 
 // A vector of n value-initialized elements whose memory was advised to huge pages before it was
 // written (for the arrays of a graph's build).

@@ -1,4 +1,6 @@
 // The result store (see result_store.hpp) and the memory context its tuples live in.
+// Core's plain C++ goes before the PostgreSQL headers result_store.hpp brings in.
+#include "common.hpp"
 #include "result_store.hpp"
 
 #include <sys/mman.h>
@@ -67,7 +69,6 @@ constexpr std::size_t kChunkHeaderBytes = MAXALIGN(sizeof(ArenaChunk));
 constexpr std::size_t kFirstBlockBytes = std::size_t{64} << 10;
 constexpr std::size_t kMaxBlockBytes = std::size_t{16} << 20;
 constexpr std::size_t kLargeChunkBytes = std::size_t{256} << 10;
-constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;  // x86-64's and arm64's (4 kB base)
 static_assert(sizeof(ArenaChunk) == 16, "the context pointer must end the chunk header");
 static_assert(kLargeChunkBytes + kChunkHeaderBytes + kBlockHeaderBytes <= kFirstBlockBytes * 8,
               "a regular chunk must fit a block of the sizes used");
@@ -114,11 +115,12 @@ void* map_on_huge_pages(std::size_t bytes) {
   char* raw = static_cast<char*>(mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (raw == MAP_FAILED) return MAP_FAILED;
-  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(raw);
-  char* start = reinterpret_cast<char*>((at + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+  char* start = reinterpret_cast<char*>(huge_page_ceil(reinterpret_cast<std::uintptr_t>(raw)));
+  // The extra huge page's bytes lie before the boundary (head) and after the block (the rest,
+  // never empty as head < kHugePageBytes).
   const std::size_t head = static_cast<std::size_t>(start - raw);
   if (head > 0) munmap(raw, head);
-  if (kHugePageBytes - head > 0) munmap(start + bytes, kHugePageBytes - head);
+  munmap(start + bytes, kHugePageBytes - head);
   madvise(start, bytes, MADV_HUGEPAGE);
   madvise(start, bytes, MADV_POPULATE_WRITE);
   return start;

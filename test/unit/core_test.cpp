@@ -599,6 +599,19 @@ TEST(HugePageVector, ValueInitializedAndWhole) {
   EXPECT_EQ(big[n - 1], 0u);
 }
 
+// The boundaries the graph arrays' advice and the result store's blocks are placed on.
+TEST(HugePageVector, BoundariesRoundToTwoMegabytes) {
+  constexpr std::uintptr_t kTwo = std::uintptr_t{2} << 20;
+  EXPECT_EQ(kHugePageBytes, std::size_t{2} << 20);
+  EXPECT_EQ(huge_page_ceil(0), 0u);
+  EXPECT_EQ(huge_page_ceil(1), kTwo);
+  EXPECT_EQ(huge_page_ceil(kTwo), kTwo);
+  EXPECT_EQ(huge_page_ceil(kTwo + 1), 2 * kTwo);
+  EXPECT_EQ(huge_page_floor(kTwo - 1), 0u);
+  EXPECT_EQ(huge_page_floor(3 * kTwo + 4096), 3 * kTwo);
+  EXPECT_EQ(huge_page_floor(3 * kTwo), 3 * kTwo);
+}
+
 // A kept graph is one flat image in shared memory: the view must be the graph, array for array,
 // and a RoutingCall on it must give the rows one on a freshly built graph gives.
 TEST(GraphImage, ViewEqualsTheBuiltGraphAndServesTheSameRows) {
