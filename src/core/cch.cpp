@@ -1041,7 +1041,6 @@ void Cch::plan_customization(int threads) {
 }
 
 namespace {
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
 // Set by customize() for a hierarchy asked to use huge pages, read by WeightMemory::allocate (the
 // allocator is stateless).
@@ -1215,7 +1214,7 @@ void Cch::customize(const Graph& graph, const CancelToken& cancel, int threads) 
 
 void* Cch::WeightMemory::allocate(std::size_t bytes) {
   if (bytes >= kHugeFrom) {
-    const std::size_t alignment = t_huge_pages ? kHugePage : 64;
+    const std::size_t alignment = t_huge_pages ? kHugePageBytes : 64;
     const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     void* memory = std::aligned_alloc(alignment, rounded);
     if (memory == nullptr) throw std::bad_alloc();
