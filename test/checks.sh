@@ -1,5 +1,5 @@
 # Sourced by the test/*/run.sh suites that print "ok - ..." or "FAILED - ..." per check and the
-# counts last (progress, service, calibration). Set `db` before calling q.
+# counts last (progress, service, calibration, kept, upgrade, package). Set `db` before calling q.
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 passed=0
 failed=0

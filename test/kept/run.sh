@@ -25,11 +25,7 @@
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
 set -euo pipefail
 db=${1:-gpu_routing_kept_test}
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() { echo "FAILED - $1: $2"; failed=$((failed + 1)); }
-q() { psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+. "$(dirname "$0")/../checks.sh"  # pass, fail, q, the counts
 
 dropdb --if-exists "$db" >/dev/null 2>&1 || true
 createdb "$db"
@@ -75,7 +71,8 @@ for r in 1 2 3 4 5 6 7 8; do
              END IF;
              IF (SELECT graph FROM gpu_routing_last_run()) = 'stress' THEN kept := kept + 1; END IF;
            END LOOP;
-           RAISE NOTICE 'kept % of %', kept, $calls;
+           -- A warning: the PGOPTIONS of checks.sh hide notices.
+           RAISE WARNING 'kept % of %', kept, $calls;
          END \$\$" >/tmp/kept_reader.$r.$$ 2>&1; echo $? >>/tmp/kept_reader.$r.$$) &
   readers+=($!)
 done

@@ -47,14 +47,7 @@ done
 as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
 
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() {
-  echo "FAILED - $1"
-  [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /'
-  failed=$((failed + 1))
-}
+. "$root/test/checks.sh"  # pass, fail, the counts
 work=$(mktemp -d /tmp/gpu_routing_package.XXXXXX)
 chmod 755 "$work"
 cluster=$work/cluster

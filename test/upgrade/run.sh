@@ -57,15 +57,8 @@ columns_sql="SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
 # The message README's "Upgrading from an older version" quotes, for a view over gpu_routing_last_run().
 blocked_message="cannot drop function gpu_routing_last_run() because other objects depend on it"
 
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() {
-  echo "FAILED - $1"
-  [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /'
-  failed=$((failed + 1))
-}
-# q DB [psql arguments]: unaligned, tuples only, stop at the first error.
+. "$here/../checks.sh"  # pass, fail, the counts
+# q DB [psql arguments]: checks.sh's q, but for the database named first (this suite uses several).
 q() { local db=$1; shift; psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
 # catalog DB FILE: the extension's catalog of DB, as catalog.sql lists it.
 catalog() { psql -X -q -t -A -F ' | ' -v ON_ERROR_STOP=1 -d "$1" -f "$catalog_sql" >"$2"; }
