@@ -25,12 +25,12 @@
 # Usage: test/kept/run.sh [database]   (created if missing, dropped at the end)
 set -euo pipefail
 db=${1:-gpu_routing_kept_test}
-. "$(dirname "$0")/../checks.sh"  # pass, fail, q, the counts
+. "$(dirname "$0")/../checks.sh"  # pass, fail, q, the counts, PGOPTIONS showing warnings and up
 
 dropdb --if-exists "$db" >/dev/null 2>&1 || true
 createdb "$db"
 trap 'dropdb --if-exists "$db" >/dev/null 2>&1 || true' EXIT
-q -c "SET client_min_messages = warning; CREATE EXTENSION gpu_routing" >/dev/null
+q -c "CREATE EXTENSION gpu_routing" >/dev/null
 
 # --- stress --------------------------------------------------------------------------------------
 # A 40 x 40 grid with integer base costs 1..9; version k multiplies every cost by k, so the
@@ -303,7 +303,6 @@ schema_db="${db}_schema"
 dropdb --if-exists "$schema_db" >/dev/null 2>&1 || true
 createdb "$schema_db"
 moved=$(psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$schema_db" 2>&1 <<'SQL' | tr '\n' '|'
-SET client_min_messages = warning;
 CREATE EXTENSION gpu_routing;
 CREATE TABLE sc_edges (id bigint, source bigint, target bigint, cost float8);
 INSERT INTO sc_edges VALUES (1, 1, 2, 1.5), (2, 2, 3, 2.0), (3, 1, 3, 5.0);

@@ -49,7 +49,6 @@ data=${GPU_ROUTING_DATA:-$root/../shared/data}
 prefix=${1:-gpu_routing_upgrade}
 catalog_sql=$here/catalog.sql
 edges="SELECT id, source, target, cost, reverse_cost FROM sample_edges"
-export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 # The columns of gpu_routing_last_run() at each version, and the query that counts them.
 declare -A last_run_columns=([0.1.0]=16 [0.2.0]=17 [0.3.0]=19 [0.4.0]=19)
 columns_sql="SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
@@ -57,7 +56,7 @@ columns_sql="SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
 # The message README's "Upgrading from an older version" quotes, for a view over gpu_routing_last_run().
 blocked_message="cannot drop function gpu_routing_last_run() because other objects depend on it"
 
-. "$here/../checks.sh"  # pass, fail, the counts
+. "$here/../checks.sh"  # pass, fail, the counts, PGOPTIONS showing warnings and up
 # q DB [psql arguments]: checks.sh's q, but for the database named first (this suite uses several).
 q() { local db=$1; shift; psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$db" "$@"; }
 # catalog DB FILE: the extension's catalog of DB, as catalog.sql lists it.
