@@ -7,13 +7,14 @@ EXTENSION = gpu_routing
 MODULE_big = gpu_routing
 DATA = sql/gpu_routing--0.1.0.sql sql/gpu_routing--0.1.0--0.2.0.sql sql/gpu_routing--0.2.0.sql \
        sql/gpu_routing--0.2.0--0.3.0.sql sql/gpu_routing--0.3.0.sql \
-       sql/gpu_routing--0.3.0--0.4.0.sql sql/gpu_routing--0.4.0.sql
+       sql/gpu_routing--0.3.0--0.4.0.sql sql/gpu_routing--0.4.0.sql \
+       sql/gpu_routing--0.4.0--0.5.0.sql sql/gpu_routing--0.5.0.sql
 PGFILEDESC = "gpu_routing - shortest paths on the GPU"
 OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
 
 # pg_regress: sql/<test>.sql against expected/<test>.out. The data lives in ../shared/data
 # (GPU_ROUTING_DATA overrides); setup loads it into the test database.
-REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows inner_query errors settings info kept_graphs progress
+REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows inner_query errors settings info kept_graphs migrations progress
 REGRESS_OPTS = --load-extension=plpgsql
 # Concurrency (PostgreSQL's isolation tester): test/isolation/specs/<name>.spec against
 # test/isolation/expected/<name>.out. Kept graphs need the library preloaded in the server.

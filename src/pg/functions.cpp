@@ -763,7 +763,17 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
   Failure failure;
   bool ok = guarded(&failure, [&] {
     rows = own(slot, new Rows());
-    rows->emplace_back("version", "0.4.0");
+    rows->emplace_back("version", "0.5.0");
+    rows->emplace_back(
+        "shared_preload_libraries",
+        kept_graphs_available()
+            ? "gpu_routing is preloaded: kept graphs, their road indexes, the GPU service and "
+              "gpu_routing_progress are on"
+            : "gpu_routing is not preloaded: calls with edges_sql work, each session opening "
+              "its own CUDA context; kept graphs ('graph:NAME' and matched queries), their road "
+              "indexes, the GPU service and gpu_routing_progress are off. To turn them on, add "
+              "shared_preload_libraries = 'gpu_routing' to postgresql.conf and restart the "
+              "server");
     rows->emplace_back("build", gpu_routing::gpu::build_description());
     Settings settings = current_settings();
     ServiceUse service;

@@ -3,6 +3,8 @@
 #include "kept_graphs.hpp"
 #include "settings.hpp"
 #include "service.hpp"
+#include "change_log.hpp"
+#include "extension_objects.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,8 +22,10 @@
 
 extern "C" {
 #include "access/genam.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/latch.h"
@@ -31,6 +35,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "commands/event_trigger.h"
 #include "commands/extension.h"
@@ -46,6 +51,7 @@ extern "C" {
 #include "tcop/deparse_utility.h"
 #include "utils/acl.h"
 #include "utils/plancache.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -106,6 +112,11 @@ struct SharedForm {
   double index_order_ms;  // 0 when the order was reused from the graph's earlier form
   double index_hierarchy_ms, index_customization_ms;
   bool index_on_gpu;  // customized on the GPU (gpu_routing.index_customization)
+  // Built during recovery (a hot standby), where no commit raises the tables' versions: labelled
+  // instead by the change log's sum under the build's snapshot (change_log.hpp). Never served
+  // once recovery has ended, since the promoted server's versions count its own commits only.
+  bool built_in_recovery;
+  int64 change_sum;
 };
 
 // The contraction order of a graph's road index, kept apart from its forms: a committed change
@@ -239,82 +250,26 @@ std::string bytes_text(Size bytes) {
   return format_bytes(bytes);
 }
 
-// The namespace of an extension (PostgreSQL 15 keeps its own get_extension_schema static).
-Oid get_extension_schema(Oid extension) {
-  Relation rel = table_open(ExtensionRelationId, AccessShareLock);
-  ScanKeyData key;
-  ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-              ObjectIdGetDatum(extension));
-  SysScanDesc scan = systable_beginscan(rel, ExtensionOidIndexId, true, nullptr, 1, &key);
-  HeapTuple tuple = systable_getnext(scan);
-  Oid schema = HeapTupleIsValid(tuple)
-                   ? reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple))->extnamespace
-                   : InvalidOid;
-  systable_endscan(scan);
-  table_close(rel, AccessShareLock);
-  return schema;
-}
-
-// The extension's schema, remembered by the backend: pg_extension has no syscache, and looking
-// it up (an index scan for the name, another for the schema, each opening pg_extension) three
-// times a call was 4% of a backend's time under pgbench (paths on a kept graph at 0.5 ms a
-// call). The registry table, found through the syscache in the remembered schema, vouches for
-// it; where it is not there (ALTER EXTENSION SET SCHEMA, the extension dropped or made again, a
-// database still on 0.1.0) the schema is looked up again.
-Oid g_extension_schema = InvalidOid;
-
-// The registry table's oid, or InvalidOid where the extension or its registry is missing; the
-// schema it was looked for in goes to *schema where asked (InvalidOid without the extension).
-Oid registry_relid(Oid* schema = nullptr) {
-  if (OidIsValid(g_extension_schema)) {
-    const Oid relid = get_relname_relid("gpu_routing_graphs", g_extension_schema);
-    if (OidIsValid(relid)) {
-      if (schema != nullptr) *schema = g_extension_schema;
-      return relid;
-    }
-  }
-  const Oid extension = get_extension_oid("gpu_routing", true);
-  g_extension_schema = OidIsValid(extension) ? get_extension_schema(extension) : InvalidOid;
-  if (schema != nullptr) *schema = g_extension_schema;
-  return OidIsValid(g_extension_schema)
-             ? get_relname_relid("gpu_routing_graphs", g_extension_schema)
-             : InvalidOid;
-}
-
-// The schema of the extension's objects, quoted; null when the extension is not in this database.
-const char* extension_schema() {
-  Oid schema = InvalidOid;
-  registry_relid(&schema);
-  if (!OidIsValid(schema)) return nullptr;
-  char* name = get_namespace_name(schema);
-  return name == nullptr ? nullptr : quote_identifier(name);
-}
-
-// The registry's road_index column for a SELECT list: a database still on 0.2.0 has none (ALTER
-// EXTENSION UPDATE adds it), and reads false there.
-const char* road_index_column() {
-  const Oid registry = registry_relid();
-  return get_attnum(registry, "road_index") != InvalidAttrNumber ? "road_index" : "false";
-}
-
-Oid registry_owner() {
-  const Oid relid = registry_relid();
-  if (!OidIsValid(relid))
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("gpu_routing_graphs is missing"),
-                    errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
-  HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-  if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relid);
-  Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
-  ReleaseSysCache(tuple);
-  return owner;
+// The registry is written on the primary only; a standby replays it (and builds its own forms).
+void require_primary(const char* function) {
+  if (!RecoveryInProgress()) return;
+  ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                  errmsg("%s cannot run on a hot standby", function),
+                  errdetail("Kept graphs are registered in the primary's tables, which a standby "
+                            "only replays."),
+                  errhint("Run it on the primary: the change reaches every standby through WAL, "
+                          "and each standby builds its own copy of the graph on first use.")));
 }
 
 void require_shared_memory(const char* function) {
   if (g_shared != nullptr) return;
   ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                   errmsg("%s: kept graphs need gpu_routing in shared_preload_libraries", function),
-                  errhint("Add shared_preload_libraries = 'gpu_routing' to postgresql.conf and "
-                          "restart the server; calls with edges_sql work without it.")));
+                  errdetail("Kept graphs and their road indexes live in the server's shared "
+                            "memory, which only a library loaded at server start can have."),
+                  errhint("Add shared_preload_libraries = 'gpu_routing' to postgresql.conf "
+                          "(keeping any libraries listed there) and restart the server; calls "
+                          "with edges_sql work without it.")));
 }
 
 bool valid_graph_name(const char* name) {
@@ -452,21 +407,6 @@ void read_registration(const char* key, bool by_name, Registration* out) {
   SPI_finish();
 }
 
-// Runs `sql` with arguments as the registry's owner (the caller's rights were checked before).
-void run_as_owner(const char* sql, int nargs, Oid* types, Datum* values, const char* nulls,
-                  int expected) {
-  Oid owner = registry_owner();
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-  int status = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
-  if (status != expected) elog(ERROR, "gpu_routing: \"%s\" failed: %d", sql, status);
-  SPI_finish();
-  SetUserIdAndSecContext(saved_user, saved_context);
-}
-
 // --- What a query reads ------------------------------------------------------------------------
 
 struct QueryReads {
@@ -475,17 +415,22 @@ struct QueryReads {
   char relkinds[kMaxTablesPerGraph];
   bool row_security;      // RLS policies apply to the caller
   char untrackable[256];  // why changes cannot be tracked (empty: they can)
+  // The columns read of each table (RangeTblEntry::selectedCols: attribute numbers offset by
+  // FirstLowInvalidHeapAttributeNumber, 0 the whole row), in the caller's memory context.
+  Bitmapset* columns[kMaxTablesPerGraph];
 };
 
-void add_table(QueryReads* reads, Oid relid, char relkind) {
+// The index of `relid` in reads->tables, added if new.
+int add_table(QueryReads* reads, Oid relid, char relkind) {
   for (int i = 0; i < reads->table_count; ++i)
-    if (reads->tables[i] == relid) return;
+    if (reads->tables[i] == relid) return i;
   if (reads->table_count == kMaxTablesPerGraph)
     ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                     errmsg("the query of a kept graph may read at most %d tables and views",
                            kMaxTablesPerGraph)));
   reads->relkinds[reads->table_count] = relkind;
-  reads->tables[reads->table_count++] = relid;
+  reads->tables[reads->table_count] = relid;
+  return reads->table_count++;
 }
 
 // Prepares `sql` (under the current search_path) as the current user, checks that user may read
@@ -493,6 +438,7 @@ void add_table(QueryReads* reads, Oid relid, char relkind) {
 // `check_tracking`, says what would stop changes from being seen.
 void analyze_query(const char* sql, const char* function, bool check_tracking, QueryReads* reads) {
   memset(reads, 0, sizeof *reads);
+  MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   SPIPlanPtr plan = SPI_prepare(sql, 0, nullptr);
   if (plan == nullptr)
@@ -527,7 +473,10 @@ void analyze_query(const char* sql, const char* function, bool check_tracking, Q
     foreach (rt, statement->rtable) {
       RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(rt));
       if (rte->rtekind != RTE_RELATION) continue;
-      add_table(reads, rte->relid, rte->relkind);
+      const int index = add_table(reads, rte->relid, rte->relkind);
+      MemoryContext spi = MemoryContextSwitchTo(caller);
+      reads->columns[index] = bms_union(reads->columns[index], rte->selectedCols);
+      MemoryContextSwitchTo(spi);
       if (!check_tracking || reads->untrackable[0] != '\0') continue;
       if (rte->tablesample != nullptr)
         snprintf(reads->untrackable, sizeof reads->untrackable, "it samples a table (TABLESAMPLE)");
@@ -682,6 +631,22 @@ bool form_is_fresh(const SharedForm& form) {
   return true;
 }
 
+// What a call knows of the server and of its snapshot, to judge forms with: whether the server
+// is in recovery (a hot standby) and then how many committed changes to the graph's tables the
+// call's snapshot sees (change_log_sum).
+struct CallView {
+  bool in_recovery = false;
+  int64 change_sum = 0;
+};
+
+// A ready form may serve a call: its tables' versions unchanged since its snapshot and, on a
+// standby, its snapshot saw every change the call's sees. A form built on a standby serves no
+// call after promotion (it is rebuilt once), and none is built elsewhere while in recovery.
+bool form_serves(const SharedForm& form, const CallView& view) {
+  if (!form_is_fresh(form) || form.built_in_recovery != view.in_recovery) return false;
+  return !view.in_recovery || form.table_count == 0 || form.change_sum >= view.change_sum;
+}
+
 void free_form(int f) {
   SharedForm& form = g_shared->forms[f];
   if (form.state == kFormReady && form.handle != DSM_HANDLE_INVALID)
@@ -722,6 +687,17 @@ SharedOrder* find_order(int64 id, bool directed) {
         order.directed == directed)
       return &order;
   return nullptr;
+}
+
+// Forms of a graph's older generations (from before a refresh or a schema change committed) serve
+// no call whose registration is current: they go once the current generation is built.
+void free_older_generations(int64 id, int64 generation) {
+  for (int f = 0; f < kMaxForms; ++f) {
+    const SharedForm& form = g_shared->forms[f];
+    if (form.state == kFormReady && form.database == MyDatabaseId && form.graph_id == id &&
+        form.generation < generation)
+      free_form(f);
+  }
 }
 
 // Frees every form of a graph id in this database (all generations).
@@ -1008,11 +984,13 @@ SessionGraph* map_form(int f) {
 struct BuiltGraph {
   Graph* graph;  // owned, freed by the caller's guarded delete
   int64 edge_rows;
+  int64 change_sum;  // the change log's sum under the build's snapshot, where asked
 };
 
 // Reads the graph's query with a fresh snapshot under its search_path and builds it (with its
 // reversed CSR). The caller holds no lock.
-BuiltGraph read_and_build(const Registration& reg, bool directed, const char* function) {
+BuiltGraph read_and_build(const Registration& reg, bool directed, const char* function,
+                          bool label_by_log) {
   static const ColumnSpec kEdgeColumns[] = {
       {"id", ColumnKind::kInteger, true},
       {"source", ColumnKind::kInteger, true},
@@ -1021,8 +999,10 @@ BuiltGraph read_and_build(const Registration& reg, bool directed, const char* fu
       {"reverse_cost", ColumnKind::kNumerical, false},
   };
   int level = push_search_path(reg.search_path);
-  // A snapshot taken now, after the versions were read: data at least as new as the label.
+  // A snapshot taken now, after the versions were read: data at least as new as the label. On a
+  // standby the label is the change log's sum under this very snapshot: exactly the data's.
   PushActiveSnapshot(GetTransactionSnapshot());
+  const int64 change_sum = label_by_log ? change_log_sum(reg.tables, reg.table_count) : 0;
   QueryColumns edges;
   read_query_columns(reg.edges_sql, "edges_sql", function, kEdgeColumns, 5, &edges);
   PopActiveSnapshot();
@@ -1034,7 +1014,7 @@ BuiltGraph read_and_build(const Registration& reg, bool directed, const char* fu
   arrays.targets = edges.integers[2];
   arrays.costs = edges.numbers[3];
   arrays.reverse_costs = edges.present[4] ? edges.numbers[4] : nullptr;
-  BuiltGraph built{nullptr, edges.rows};
+  BuiltGraph built{nullptr, edges.rows, change_sum};
   Failure failure;
   bool ok = guarded(&failure, [&] {
     std::unique_ptr<Graph> graph(
@@ -1088,7 +1068,8 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
   g_building_form = f;
   progress_set_graph(reg.name);
   progress_set_phase(CallPhase::kBuilding);  // reading its query and building, for the view
-  BuiltGraph built = read_and_build(reg, directed, function);
+  BuiltGraph built =
+      read_and_build(reg, directed, function, g_shared->forms[f].built_in_recovery && !reg.manual);
   Size bytes = 0;
   Failure failure;
   bool ok = guarded(&failure, [&] { bytes = graph_image_bytes(*built.graph); });
@@ -1148,6 +1129,7 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
   form.vertices = ok ? view->vertex_count() : 0;
   form.arcs = ok ? view->arc_count() : 0;
   form.edge_rows = built.edge_rows;
+  form.change_sum = built.change_sum;
   form.built_at = GetCurrentTimestamp();
   form.last_used = form.built_at;
   form.build_ms = *build_ms;
@@ -1187,6 +1169,14 @@ SessionGraph* acquire_form(const Registration& reg, bool directed, double* build
   *build_ms = 0;
   register_exit_cleanup();
   sweep_session_graphs();
+  CallView view;
+  view.in_recovery = RecoveryInProgress();
+  if (view.in_recovery && !reg.manual) {
+    // Under a snapshot of now, as a build would take: the changes replayed by the time of the call.
+    PushActiveSnapshot(GetTransactionSnapshot());
+    view.change_sum = change_log_sum(reg.tables, reg.table_count);
+    PopActiveSnapshot();
+  }
   for (;;) {
     CHECK_FOR_INTERRUPTS();
     LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
@@ -1196,7 +1186,7 @@ SessionGraph* acquire_form(const Registration& reg, bool directed, double* build
       return nullptr;
     }
     int f = find_form(reg.id, reg.generation, directed);
-    if (f >= 0 && g_shared->forms[f].state == kFormReady && form_is_fresh(g_shared->forms[f])) {
+    if (f >= 0 && g_shared->forms[f].state == kFormReady && form_serves(g_shared->forms[f], view)) {
       SharedForm& form = g_shared->forms[f];
       SessionGraph* entry = map_form(f);
       if (entry != nullptr) {
@@ -1219,6 +1209,7 @@ SessionGraph* acquire_form(const Registration& reg, bool directed, double* build
     ConditionVariableCancelSleep();
     // Absent or stale: claim a slot and build. The versions are read now, before the snapshot.
     if (f >= 0) free_form(f);
+    free_older_generations(reg.id, reg.generation);
     int slot = -1;
     for (int i = 0; i < kMaxForms && slot < 0; ++i)
       if (g_shared->forms[i].state == kFormFree) slot = i;
@@ -1245,6 +1236,7 @@ SessionGraph* acquire_form(const Registration& reg, bool directed, double* build
     form.generation = reg.generation;
     form.directed = directed;
     form.builder_pid = MyProcPid;
+    form.built_in_recovery = view.in_recovery;
     form.table_count = 0;
     if (!reg.manual) {
       for (int k = 0; k < reg.table_count; ++k) {
@@ -1967,6 +1959,7 @@ void kept_graphs_init() {
       &g_graph_memory_mb, 1024, 1, INT_MAX / 2, PGC_SIGHUP, GUC_UNIT_MB, nullptr, nullptr, nullptr);
   RegisterXactCallback(xact_callback, nullptr);
   RegisterSubXactCallback(subxact_callback, nullptr);
+  change_log_init();
   if (!process_shared_preload_libraries_in_progress) return;
   g_previous_shmem_request = shmem_request_hook;
   shmem_request_hook = shmem_request;
@@ -1986,6 +1979,7 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                       errmsg("\"%s\" is not a valid kept graph name", name),
                       errhint("Names are identifiers: letters, digits and _, at most 63 bytes.")));
+    require_shared_memory(function);
     read_registration(name, true, &reg);
     if (!reg.found)
       ereport(ERROR,
@@ -1999,7 +1993,6 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
               (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                errmsg("kept graph \"%s\" is unusable: %s", name, reg.unusable),
                errhint("Run SELECT gpu_graph_refresh('%s') once its query works again.", name)));
-    require_shared_memory(function);
   } else {
     if (g_shared == nullptr || extension_schema() == nullptr) return;
     char* normalized = normalize_sql(edges_sql);
@@ -2012,7 +2005,15 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
   // it reads the same tables under the caller's search_path.
   QueryReads reads;
   int level = push_search_path(named ? reg.search_path : nullptr);
+  ErrorContextCallback context;
+  context.callback = [](void* name) {
+    errcontext("the query of kept graph \"%s\"", static_cast<const char*>(name));
+  };
+  context.arg = reg.name;
+  context.previous = error_context_stack;
+  error_context_stack = &context;
   analyze_query(named ? reg.edges_sql : edges_sql, function, false, &reads);
+  error_context_stack = context.previous;
   pop_search_path(level);
   if (!named && !same_tables(reads, reg)) {
     use->name[0] = '\0';
@@ -2044,6 +2045,10 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
   else if (registered_after_write(reg.id))
     why_private =
         "read privately: registered by this transaction after it wrote; shared after commit";
+  else if (!reg.manual && RecoveryInProgress() && !OidIsValid(change_log_relid()))
+    why_private =
+        "read privately: on a standby, kept graphs need gpu_routing 0.5.0 or later in the "
+        "database (ALTER EXTENSION gpu_routing UPDATE on the primary)";
   if (why_private != nullptr) {
     copy_name(use->how, sizeof use->how, why_private);
     return;
@@ -2118,6 +2123,7 @@ extern "C" Datum gpu_graph_create(PG_FUNCTION_ARGS) {
   const char* edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
   const char* refresh = text_to_cstring(PG_GETARG_TEXT_PP(2));
   require_shared_memory("gpu_graph_create");
+  require_primary("gpu_graph_create");
   const bool wrote_before = TransactionIdIsValid(GetTopTransactionIdIfAny());
   if (!valid_graph_name(name))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -2180,6 +2186,7 @@ extern "C" Datum gpu_graph_create(PG_FUNCTION_ARGS) {
 extern "C" Datum gpu_graph_refresh(PG_FUNCTION_ARGS) {
   const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   require_shared_memory("gpu_graph_refresh");
+  require_primary("gpu_graph_refresh");
   const bool wrote_before = TransactionIdIsValid(GetTopTransactionIdIfAny());
   Registration reg = registration_to_manage(name, "gpu_graph_refresh");
   const char* schema = extension_schema();
@@ -2229,6 +2236,7 @@ extern "C" Datum gpu_graph_refresh(PG_FUNCTION_ARGS) {
 
 extern "C" Datum gpu_graph_drop(PG_FUNCTION_ARGS) {
   const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  require_primary("gpu_graph_drop");
   Registration reg = registration_to_manage(name, "gpu_graph_drop");
   const char* schema = extension_schema();
   char sql[256];
@@ -2255,6 +2263,7 @@ extern "C" Datum gpu_graph_index(PG_FUNCTION_ARGS) {
   const char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   const bool enabled = PG_GETARG_BOOL(1);
   require_shared_memory("gpu_graph_index");
+  require_primary("gpu_graph_index");
   const bool wrote_before = TransactionIdIsValid(GetTopTransactionIdIfAny());
   Registration reg = registration_to_manage(name, "gpu_graph_index");
   if (reg.unusable != nullptr)
@@ -2308,9 +2317,13 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
            "tables::oid[], %s FROM %s.gpu_routing_graphs ORDER BY name",
            road_index_column(), schema);
   SPI_execute(sql, true, 0);
-  for (uint64 r = 0; r < SPI_processed; ++r) {
-    HeapTuple row = SPI_tuptable->vals[r];
-    TupleDesc desc = SPI_tuptable->tupdesc;
+  // Kept apart: reading the change log below runs SPI again.
+  SPITupleTable* registrations = SPI_tuptable;
+  const uint64 registration_count = SPI_processed;
+  const bool in_recovery = RecoveryInProgress();
+  for (uint64 r = 0; r < registration_count; ++r) {
+    HeapTuple row = registrations->vals[r];
+    TupleDesc desc = registrations->tupdesc;
     bool isnull;
     Datum values[16];
     bool nulls[16] = {false};
@@ -2328,6 +2341,24 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
     dsm_handle ready_handles[4];  // the ready forms' segments, for the GPU service's device copies
     int ready_count = 0;
     if (g_shared != nullptr) {
+      // On a standby, forms are judged against the changes this statement's snapshot sees.
+      CallView view;
+      view.in_recovery = in_recovery;
+      if (in_recovery) {
+        bool no_tables;
+        Datum tables = SPI_getbinval(row, desc, 9, &no_tables);
+        if (!no_tables) {
+          Datum* elements;
+          bool* element_nulls;
+          int count;
+          deconstruct_array(DatumGetArrayTypeP(tables), OIDOID, sizeof(Oid), true, TYPALIGN_INT,
+                            &elements, &element_nulls, &count);
+          Oid relids[kMaxTablesPerGraph];
+          count = std::min(count, kMaxTablesPerGraph);
+          for (int i = 0; i < count; ++i) relids[i] = DatumGetObjectId(elements[i]);
+          view.change_sum = change_log_sum(relids, count);
+        }
+      }
       LWLockAcquire(g_shared->lock, LW_SHARED);
       bool fresh = false, stale = false, building = false;
       for (int f = 0; f < kMaxForms; ++f) {
@@ -2342,7 +2373,7 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
           building = true;
           continue;
         }
-        (form_is_fresh(form) ? fresh : stale) = true;
+        (form_serves(form, view) ? fresh : stale) = true;
         if (vertices < 0 || form.directed) {
           vertices = form.vertices;
           edges = form.edge_rows;
@@ -2439,33 +2470,57 @@ extern "C" Datum gpu_routing_track_changes(PG_FUNCTION_ARGS) {
     else
       g_changed_overflow = true;
   }
+  // For standbys, whose shared memory no commit here reaches (change_log.hpp).
+  change_log_note(relid);
   return PointerGetDatum(nullptr);
 }
 
-// The event trigger (ddl_command_end, sql_drop): ALTER or DROP of a table or view a kept graph
-// reads, or of our trigger on it, marks the graph unusable until gpu_graph_refresh. Transactional:
-// a rolled-back ALTER leaves the graph as it was.
+// The event trigger (ddl_command_end, sql_drop): a schema change to a table or view a kept graph
+// reads. Transactional, as the change itself: a rolled-back ALTER leaves the graph as it was.
+//   - What changes neither the rows a query reads nor what its text means (comments, indexes,
+//     constraints, defaults, storage, ownership, enabling triggers; a column added, dropped,
+//     renamed or retyped that the query does not read) leaves the graph as it is: its built
+//     forms keep serving.
+//   - A change to what it reads (a column it reads retyped or renamed, a column added to or
+//     dropped from a table it reads whole, a view redefined, partitions attached or detached, a
+//     table renamed or dropped where the query still finds one) makes it rebuild on next use,
+//     on the primary and on its standbys (the registry's generation, which WAL carries): the
+//     query is planned again now, as the graph's owner under its search_path, and where it reads
+//     other tables than before they are tracked from now on.
+//   - Where the query no longer plans, or the trigger that tracks changes is dropped or disabled,
+//     the graph is unusable (a clear error) until gpu_graph_refresh.
 namespace gpu_routing::pg {
 namespace {
 
 // ALTER TABLE subcommands that change neither the rows a query reads nor what its text means:
-// constraints, indexes, defaults for future rows, storage, ownership, and turning triggers on.
-// pg_restore issues exactly these after it has restored gpu_routing_graphs, so a restored database
-// keeps its graphs usable. Anything else (column types, renames, inheritance, disabling triggers,
-// row-level security) makes the graphs that read the table unusable.
+// constraints, indexes, defaults for future rows, identities, storage, ownership, row-level
+// security (a call under RLS reads privately anyway), turning triggers on. pg_restore issues
+// exactly these after it has restored gpu_routing_graphs, so a restored database keeps its
+// graphs as they are.
 bool harmless_alter_table_subcommand(AlterTableType type) {
   switch (type) {
     case AT_AddConstraint:
 #if PG_VERSION_NUM < 160000
     case AT_AddConstraintRecurse:  // ALTER TABLE without ONLY
     case AT_ValidateConstraintRecurse:
+    case AT_DropConstraintRecurse:
 #endif
     case AT_AddIndex:
+    case AT_ReAddIndex:
     case AT_AddIndexConstraint:
+    case AT_ReAddConstraint:
+    case AT_ReAddDomainConstraint:
+    case AT_ReAddComment:
+    case AT_ReAddStatistics:
+    case AT_AlterConstraint:
     case AT_ValidateConstraint:
+    case AT_DropConstraint:
     case AT_ColumnDefault:
+    case AT_CookedColumnDefault:
+    case AT_DropNotNull:
     case AT_SetNotNull:
     case AT_CheckNotNull:
+    case AT_DropExpression:  // a generated column becomes a plain one with the same values
     case AT_SetStatistics:
     case AT_SetOptions:
     case AT_ResetOptions:
@@ -2473,6 +2528,10 @@ bool harmless_alter_table_subcommand(AlterTableType type) {
     case AT_SetCompression:
     case AT_ClusterOn:
     case AT_DropCluster:
+    case AT_SetLogged:
+    case AT_SetUnLogged:
+    case AT_SetAccessMethod:
+    case AT_SetTableSpace:
     case AT_SetRelOptions:
     case AT_ResetRelOptions:
     case AT_ReplaceRelOptions:
@@ -2482,34 +2541,309 @@ bool harmless_alter_table_subcommand(AlterTableType type) {
     case AT_EnableTrigAll:
     case AT_EnableTrigUser:
     case AT_ReplicaIdentity:
+    case AT_EnableRowSecurity:
+    case AT_DisableRowSecurity:
+    case AT_ForceRowSecurity:
+    case AT_NoForceRowSecurity:
+    case AT_AddIdentity:
+    case AT_SetIdentity:
+    case AT_DropIdentity:
+    case AT_AlterColumnGenericOptions:
       return true;
     default:
       return false;
   }
 }
 
-bool changes_what_graphs_read(const CollectedCommand* command) {
-  switch (command->type) {
-    case SCT_AlterTable: {
-      if (command->d.alterTable.subcmds == NIL) return true;
-      ListCell* cell;
-      foreach (cell, command->d.alterTable.subcmds) {
-        auto* sub = static_cast<CollectedATSubcmd*>(lfirst(cell));
-        if (!IsA(sub->parsetree, AlterTableCmd)) return true;
-        if (!harmless_alter_table_subcommand(castNode(AlterTableCmd, sub->parsetree)->subtype))
-          return true;
-      }
-      return false;
-    }
-    case SCT_Simple:
-      // COMMENT ON, SECURITY LABEL, CREATE INDEX and CREATE STATISTICS name the table too.
-      return !(IsA(command->parsetree, CommentStmt) || IsA(command->parsetree, SecLabelStmt) ||
-               IsA(command->parsetree, IndexStmt) || IsA(command->parsetree, CreateStatsStmt));
-    case SCT_Grant:
-      return false;  // privileges are checked on every call
-    default:
-      return true;
+// What one schema change may do to the graphs that read the changed relation.
+struct SchemaChange {
+  Oid relid;
+  char what[200];  // "ALTER TABLE public.roads", for the reasons the registry keeps
+  bool check;      // plan the graphs' queries again (else the change leaves them as they are)
+  bool rebuild;    // where they still plan: rebuild on next use, whatever they read
+  // Where they still plan: rebuild if they read one of these columns (added, retyped, renamed)
+  static constexpr int kMaxColumns = 16;
+  int column_count;
+  AttrNumber columns[kMaxColumns];
+  bool some_column;  // a column whose number is unknown (treated as read)
+  // A column dropped or renamed: the values a query still planning reads are the same, but one
+  // that reads the table whole (SELECT *, a whole-row reference) gets other columns.
+  bool whole_table_changed;
+  bool tracking_lost;  // our trigger disabled: unusable
+};
+
+void note_column(SchemaChange* change, AttrNumber attnum) {
+  change->check = true;
+  if (attnum <= 0 || change->column_count == SchemaChange::kMaxColumns)
+    change->some_column = true;
+  else
+    change->columns[change->column_count++] = attnum;
+}
+
+bool names_our_trigger(const AlterTableCmd* cmd) {
+  return cmd->name != nullptr && strcmp(cmd->name, kTriggerName) == 0;
+}
+
+// Sorts an ALTER TABLE's subcommands into `change`.
+void classify_alter_table(const CollectedCommand* command, SchemaChange* change) {
+  if (command->d.alterTable.subcmds == NIL) {
+    change->check = change->rebuild = true;
+    return;
   }
+  ListCell* cell;
+  foreach (cell, command->d.alterTable.subcmds) {
+    auto* sub = static_cast<CollectedATSubcmd*>(lfirst(cell));
+    if (!IsA(sub->parsetree, AlterTableCmd)) {
+      change->check = change->rebuild = true;
+      continue;
+    }
+    const AlterTableCmd* cmd = castNode(AlterTableCmd, sub->parsetree);
+    const bool ours =
+        sub->address.classId == RelationRelationId && sub->address.objectId == change->relid;
+    switch (cmd->subtype) {
+      case AT_AddColumn:
+      case AT_AddColumnRecurse:
+      case AT_AddColumnToView:
+      case AT_AlterColumnType:
+        // A query that reads the table whole reads a new column too.
+        note_column(change, ours ? sub->address.objectSubId : 0);
+        break;
+      case AT_DropColumn:
+      case AT_DropColumnRecurse:
+        break;  // sql_drop lists the column, with its number
+      case AT_DisableTrig:
+      case AT_EnableReplicaTrig:  // fires only for replicated changes
+        if (names_our_trigger(cmd)) change->tracking_lost = true;
+        break;
+      case AT_DisableTrigAll:
+      case AT_DisableTrigUser:
+        change->tracking_lost = true;
+        break;
+      default:
+        if (!harmless_alter_table_subcommand(cmd->subtype)) change->check = change->rebuild = true;
+        break;
+    }
+  }
+}
+
+// Sorts a ddl_command_end command on relation `change->relid` into `change`.
+void classify_command(const CollectedCommand* command, SchemaChange* change) {
+  switch (command->type) {
+    case SCT_AlterTable:
+      classify_alter_table(command, change);
+      return;
+    case SCT_Simple: {
+      const Node* tree = command->parsetree;
+      // COMMENT ON, SECURITY LABEL, CREATE INDEX and CREATE STATISTICS name the table too.
+      if (IsA(tree, CommentStmt) || IsA(tree, SecLabelStmt) || IsA(tree, IndexStmt) ||
+          IsA(tree, CreateStatsStmt))
+        return;
+      if (IsA(tree, RenameStmt) && castNode(RenameStmt, tree)->renameType == OBJECT_COLUMN) {
+        // The same values under another name (a view reading it keeps its own column names).
+        change->check = change->whole_table_changed = true;
+        return;
+      }
+      // A relation renamed or moved to another schema holds the same rows: the query must still
+      // find the same tables (else it reads others now, and is rebuilt from them).
+      if (IsA(tree, RenameStmt) || IsA(tree, AlterObjectSchemaStmt)) {
+        change->check = true;
+        return;
+      }
+      // Redefined views, rules: planned again, rebuilt.
+      change->check = change->rebuild = true;
+      return;
+    }
+    case SCT_Grant:
+      return;  // privileges are checked on every call
+    default:
+      change->check = change->rebuild = true;
+      return;
+  }
+}
+
+// The graph's query planned again as its owner under its search_path, in a subtransaction: false
+// with PostgreSQL's message in `error` where it no longer plans.
+bool plan_again(const Registration& reg, QueryReads* reads, char* error, size_t size) {
+  MemoryContext caller = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  BeginInternalSubTransaction(nullptr);
+  MemoryContextSwitchTo(caller);
+  bool planned = true;
+  PG_TRY();
+  {
+    Oid saved_user;
+    int saved_context;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    SetUserIdAndSecContext(reg.owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    int level = push_search_path(reg.search_path);
+    analyze_query(reg.edges_sql, "a kept graph", false, reads);
+    pop_search_path(level);
+    SetUserIdAndSecContext(saved_user, saved_context);
+    ReleaseCurrentSubTransaction();
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(caller);
+    ErrorData* data = CopyErrorData();
+    FlushErrorState();
+    RollbackAndReleaseCurrentSubTransaction();
+    snprintf(error, size, "%s", data->message);
+    FreeErrorData(data);
+    planned = false;
+  }
+  PG_END_TRY();
+  MemoryContextSwitchTo(caller);
+  CurrentResourceOwner = owner;
+  return planned;
+}
+
+// Whether the query, as planned, reads this column of `relid` (or the whole row).
+bool reads_column(const QueryReads& reads, Oid relid, AttrNumber attnum) {
+  for (int i = 0; i < reads.table_count; ++i) {
+    if (reads.tables[i] != relid) continue;
+    if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, reads.columns[i])) return true;
+    if (bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, reads.columns[i])) return true;
+  }
+  return false;
+}
+
+// Whether the query reads `relid` whole: a whole-row reference, or every live column (as
+// SELECT * does, which read a dropped column too before it was dropped).
+bool reads_whole_table(const QueryReads& reads, Oid relid) {
+  for (int i = 0; i < reads.table_count; ++i) {
+    if (reads.tables[i] != relid) continue;
+    if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, reads.columns[i])) return true;
+    HeapTuple relation = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(relation)) return false;
+    const int natts = reinterpret_cast<Form_pg_class>(GETSTRUCT(relation))->relnatts;
+    ReleaseSysCache(relation);
+    bool every = natts > 0;
+    for (AttrNumber a = 1; a <= natts && every; ++a) {
+      HeapTuple tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(a));
+      if (!HeapTupleIsValid(tuple)) continue;
+      const bool dropped = reinterpret_cast<Form_pg_attribute>(GETSTRUCT(tuple))->attisdropped;
+      ReleaseSysCache(tuple);
+      if (!dropped && !bms_is_member(a - FirstLowInvalidHeapAttributeNumber, reads.columns[i]))
+        every = false;
+    }
+    return every;
+  }
+  return false;
+}
+
+// Writes the registry as its owner.
+void set_unusable(const Registration& reg, const char* reason) {
+  char sql[256];
+  snprintf(sql, sizeof sql, "UPDATE %s.gpu_routing_graphs SET unusable = $2 WHERE id = $1",
+           extension_schema());
+  Oid types[2] = {INT8OID, TEXTOID};
+  Datum values[2] = {Int64GetDatum(reg.id), CStringGetTextDatum(reason)};
+  run_as_owner(sql, 2, types, values, nullptr, SPI_OK_UPDATE);
+}
+
+void raise_generation(const Registration& reg, const QueryReads* new_tables) {
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "UPDATE %s.gpu_routing_graphs SET generation = generation + 1%s WHERE id = $1",
+           extension_schema(), new_tables != nullptr ? ", tables = $2" : "");
+  Oid types[2] = {INT8OID, REGCLASSARRAYOID};
+  Datum values[2] = {Int64GetDatum(reg.id),
+                     new_tables != nullptr ? tables_datum(*new_tables) : (Datum)0};
+  run_as_owner(sql, new_tables != nullptr ? 2 : 1, types, values, nullptr, SPI_OK_UPDATE);
+}
+
+// The query now reads other tables: they get the trigger (as the graph's owner, who needs the
+// TRIGGER privilege on them), in a subtransaction; false with the reason where that fails.
+bool track_new_tables(const Registration& reg, const QueryReads& reads, char* error, size_t size) {
+  MemoryContext caller = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  BeginInternalSubTransaction(nullptr);
+  MemoryContextSwitchTo(caller);
+  bool tracked = true;
+  PG_TRY();
+  {
+    Oid saved_user;
+    int saved_context;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    SetUserIdAndSecContext(reg.owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    const char* schema = extension_schema();
+    for (int i = 0; i < reads.table_count; ++i)
+      if (is_base_table(reads.relkinds[i])) ensure_trigger(reads.tables[i], schema);
+    SetUserIdAndSecContext(saved_user, saved_context);
+    ReleaseCurrentSubTransaction();
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(caller);
+    ErrorData* data = CopyErrorData();
+    FlushErrorState();
+    RollbackAndReleaseCurrentSubTransaction();
+    snprintf(error, size, "%s", data->message);
+    FreeErrorData(data);
+    tracked = false;
+  }
+  PG_END_TRY();
+  MemoryContextSwitchTo(caller);
+  CurrentResourceOwner = owner;
+  return tracked;
+}
+
+// Applies one schema change to one usable graph that reads its relation.
+void apply_schema_change(const SchemaChange& change, const Registration& reg) {
+  char reason[1024];
+  if (change.tracking_lost) {
+    snprintf(reason, sizeof reason, "%s: the changes of what it reads are no longer tracked",
+             change.what);
+    set_unusable(reg, reason);
+    return;
+  }
+  if (!change.check) return;
+  QueryReads reads;
+  char error[512];
+  if (!plan_again(reg, &reads, error, sizeof error)) {
+    snprintf(reason, sizeof reason, "%s changed what it reads: %s", change.what, error);
+    set_unusable(reg, reason);
+    return;
+  }
+  if (!reg.manual && !same_tables(reads, reg)) {
+    if (!track_new_tables(reg, reads, error, sizeof error)) {
+      snprintf(reason, sizeof reason, "%s changed which tables it reads: %s", change.what, error);
+      set_unusable(reg, reason);
+      return;
+    }
+    raise_generation(reg, &reads);
+    return;
+  }
+  bool rebuild = change.rebuild || change.some_column;
+  for (int c = 0; c < change.column_count && !rebuild; ++c)
+    rebuild = reads_column(reads, change.relid, change.columns[c]);
+  if (!rebuild && change.whole_table_changed) rebuild = reads_whole_table(reads, change.relid);
+  if (rebuild) raise_generation(reg, nullptr);
+}
+
+// The names of the usable graphs that read `relid`, palloc'd in the caller's context.
+List* graphs_reading(Oid relid) {
+  MemoryContext caller = CurrentMemoryContext;
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "SELECT name FROM %s.gpu_routing_graphs WHERE $1 = ANY (tables::oid[]) AND "
+           "unusable IS NULL ORDER BY name",
+           extension_schema());
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  Oid types[1] = {OIDOID};
+  Datum values[1] = {ObjectIdGetDatum(relid)};
+  // Not read-only: the command counter advances, so the registry as this transaction left it.
+  if (SPI_execute_with_args(sql, 1, types, values, nullptr, false, 0) != SPI_OK_SELECT)
+    elog(ERROR, "reading gpu_routing_graphs failed");
+  List* names = NIL;
+  for (uint64 r = 0; r < SPI_processed; ++r) {
+    char* name = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    names = lappend(names, pstrdup(name));
+    MemoryContextSwitchTo(spi);
+  }
+  SPI_finish();
+  return names;
 }
 
 }  // namespace
@@ -2519,57 +2853,75 @@ extern "C" Datum gpu_routing_watch_ddl(PG_FUNCTION_ARGS) {
   if (!CALLED_AS_EVENT_TRIGGER(fcinfo)) PG_RETURN_NULL();
   if (g_own_ddl) PG_RETURN_NULL();
   if (creating_extension || !OidIsValid(registry_relid())) PG_RETURN_NULL();
-  const char* schema = extension_schema();
   EventTriggerData* data = reinterpret_cast<EventTriggerData*>(fcinfo->context);
   const bool dropping = strcmp(data->event, "sql_drop") == 0;
-  // Each changed relation with what changed it; for ddl_command_end only commands that may change
-  // what a graph's query reads (see changes_what_graphs_read).
+  // Each changed relation, with what changed it. sql_drop: dropped relations and columns (with
+  // their numbers), and our trigger dropped (its table's oid); ddl_command_end: commands on
+  // relations (REFRESH MATERIALIZED VIEW changes data, not structure: graphs reading a
+  // materialized view are refreshed by hand, refresh => 'manual').
   const char* changed_sql =
       dropping
           ? "SELECT CASE WHEN classid = 'pg_catalog.pg_trigger'::regclass THEN "
             "pg_catalog.to_regclass(pg_catalog.quote_ident(address_names[1]) || '.' || "
             "pg_catalog.quote_ident(address_names[2]))::oid ELSE objid END AS objid, "
-            "'DROP ' || object_type || ' ' || object_identity AS what, NULL::pg_catalog.text "
+            "'DROP ' || object_type || ' ' || object_identity AS what, NULL::pg_catalog.text, "
+            "CASE WHEN classid = 'pg_catalog.pg_class'::regclass THEN objsubid ELSE 0 END, "
+            "classid = 'pg_catalog.pg_trigger'::regclass "
             "FROM pg_catalog.pg_event_trigger_dropped_objects() WHERE classid = "
             "'pg_catalog.pg_class'::regclass OR (classid = 'pg_catalog.pg_trigger'::regclass AND "
             "address_names[3] = '" GPU_ROUTING_TRACK_TRIGGER "')"
-          : "SELECT objid, command_tag || ' ' || object_identity AS what, command FROM "
+          : "SELECT objid, command_tag || ' ' || object_identity AS what, command, 0, false FROM "
             "pg_catalog.pg_event_trigger_ddl_commands() WHERE classid = "
             "'pg_catalog.pg_class'::regclass AND command_tag <> 'REFRESH MATERIALIZED VIEW'";
-  char* update = psprintf(
-      "UPDATE %s.gpu_routing_graphs SET unusable = $2 || ' changed what it reads' "
-      "WHERE $1 = ANY (tables::oid[]) AND unusable IS NULL",
-      schema);
-  // REFRESH MATERIALIZED VIEW changes data, not structure: graphs reading a materialized view are
-  // refreshed by hand (refresh => 'manual'). Only the registry's owner may write it; the DDL's own
-  // user is not.
-  Oid owner = registry_owner();
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+  MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   if (SPI_execute(changed_sql, true, 0) != SPI_OK_SELECT) elog(ERROR, "reading the DDL failed");
-  SPITupleTable* changed = SPI_tuptable;
-  const uint64 count = SPI_processed;
-  for (uint64 i = 0; i < count; ++i) {
+  const int count = static_cast<int>(SPI_processed);
+  SchemaChange* changes = static_cast<SchemaChange*>(
+      MemoryContextAllocZero(caller, sizeof(SchemaChange) * (count + 1)));
+  int used = 0;
+  for (int i = 0; i < count; ++i) {
+    HeapTuple row = SPI_tuptable->vals[i];
+    TupleDesc desc = SPI_tuptable->tupdesc;
     bool isnull;
-    Datum relid = SPI_getbinval(changed->vals[i], changed->tupdesc, 1, &isnull);
+    Datum relid = SPI_getbinval(row, desc, 1, &isnull);
     if (isnull) continue;
-    Datum what = SPI_getbinval(changed->vals[i], changed->tupdesc, 2, &isnull);
+    Datum what = SPI_getbinval(row, desc, 2, &isnull);
     if (isnull) continue;
-    if (!dropping) {
-      bool no_command;
-      Datum command = SPI_getbinval(changed->vals[i], changed->tupdesc, 3, &no_command);
-      if (!no_command &&
-          !changes_what_graphs_read(reinterpret_cast<CollectedCommand*>(DatumGetPointer(command))))
-        continue;
+    SchemaChange* change = &changes[used++];
+    change->relid = DatumGetObjectId(relid);
+    text_to_cstring_buffer(DatumGetTextPP(what), change->what, sizeof change->what);
+    const AttrNumber objsubid =
+        static_cast<AttrNumber>(DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull)));
+    const bool trigger = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+    if (dropping) {
+      if (trigger) {
+        change->tracking_lost = true;
+      } else if (objsubid != 0) {
+        change->check = change->whole_table_changed = true;  // a column
+      } else {
+        change->check = change->rebuild = true;  // a relation: where the query still plans
+      }
+      continue;
     }
-    Oid types[2] = {OIDOID, TEXTOID};
-    Datum values[2] = {relid, what};
-    SPI_execute_with_args(update, 2, types, values, nullptr, false, 0);
+    bool no_command;
+    Datum command = SPI_getbinval(row, desc, 3, &no_command);
+    if (no_command)
+      change->check = change->rebuild = true;
+    else
+      classify_command(reinterpret_cast<CollectedCommand*>(DatumGetPointer(command)), change);
   }
   SPI_finish();
-  SetUserIdAndSecContext(saved_user, saved_context);
+  for (int i = 0; i < used; ++i) {
+    const SchemaChange& change = changes[i];
+    if (!change.check && !change.tracking_lost) continue;
+    ListCell* cell;
+    List* names = graphs_reading(change.relid);
+    foreach (cell, names) {
+      Registration reg;
+      read_registration(static_cast<const char*>(lfirst(cell)), true, &reg);
+      if (reg.found && reg.unusable == nullptr) apply_schema_change(change, reg);
+    }
+  }
   PG_RETURN_NULL();
 }

@@ -218,9 +218,15 @@ using namespace gpu_routing::pg;
 // Every running call the caller may see: its own role's (and roles it has the privileges of), or
 // all with pg_read_all_stats, as pg_stat_activity.
 extern "C" Datum gpu_routing_get_progress(PG_FUNCTION_ARGS) {
+  // As pg_stat_statements: an empty view would say "nothing runs", which nobody could tell from
+  // "nothing is tracked".
+  if (g_slots == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("gpu_routing_progress needs gpu_routing in shared_preload_libraries"),
+                    errhint("Add shared_preload_libraries = 'gpu_routing' to postgresql.conf "
+                            "(keeping any libraries listed there) and restart the server.")));
   InitMaterializedSRF(fcinfo, 0);
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-  if (g_slots == nullptr) return (Datum)0;
   const bool see_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
   const TimestampTz now = GetCurrentTimestamp();
   for (int i = 0; i < g_slot_count; ++i) {

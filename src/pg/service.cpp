@@ -117,6 +117,14 @@ void write_service_settings(ControlHeader* header) {
 }
 
 void service_init() {
+  // The service's shape is fixed when the server starts, so its settings are PGC_POSTMASTER; but
+  // PostgreSQL ends the session (FATAL) of a backend that defines such a setting after startup,
+  // which is what CREATE EXTENSION, LOAD and session_preload_libraries do without preloading. As
+  // pg_stat_statements, they are postmaster settings only while preloading; loaded later they
+  // are sighup settings that say they take effect only with the library preloaded (nothing
+  // reads them then), so postgresql.conf and ALTER SYSTEM keep them for the next start.
+  const GucContext start_context =
+      process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP;
   DefineCustomEnumVariable(
       "gpu_routing.service",
       "Whether one process owns the GPUs for the whole server (the GPU service).",
@@ -124,7 +132,7 @@ void service_init() {
       "CUDA context per GPU and the device copies of kept graphs, and every session's GPU work "
       "goes to it; off: each session opens its own CUDA context. cpu: the service runs the CPU "
       "engines and every call goes through it (for testing the service without a GPU).",
-      &g_service, kServiceAuto, kServiceOptions, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+      &g_service, kServiceAuto, kServiceOptions, start_context, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "gpu_routing.gpu_graph_memory",
       "GPU memory the service may give graphs and engine buffers (0 = 80% of the GPU).",
@@ -142,14 +150,14 @@ void service_init() {
       "Each device gets its own worker, context and copies of the kept graphs. Fewer than the "
       "GPUs leaves the rest to other programs; more shares the GPUs round robin, which only "
       "tests want. With gpu_routing.service = cpu: how many workers run the CPU engines.",
-      &g_service_devices, 0, 0, kMaxDevices, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+      &g_service_devices, 0, 0, kMaxDevices, start_context, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "gpu_routing.service_lanes",
       "Workers of the GPU service per GPU (0 = 3), whose launches overlap on the GPU.",
       "Each lane has its own engines (its own copy of a graph it serves) and CUDA stream: while "
       "one lane's launch of a few dozen routes runs, another's runs beside it on the "
       "multiprocessors the first leaves idle.",
-      &g_service_lanes, 0, 0, 8, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+      &g_service_lanes, 0, 0, 8, start_context, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "gpu_routing.test_fault",
       "Test hook: the GPU service fails this session's requests as a device fault would.",

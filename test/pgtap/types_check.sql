@@ -1,6 +1,6 @@
 -- types_check: every function and overload of gpu_routing exists with the documented argument
 -- names, types and defaults, returns the documented columns and types, and has the declared
--- language, strictness and volatility (sql/gpu_routing--0.4.0.sql is the documentation).
+-- language, strictness and volatility (sql/gpu_routing--0.5.0.sql is the documentation).
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
@@ -216,7 +216,7 @@ SELECT set_eq(
                         'gpu_apsp_array(text,bigint[],bigint[],boolean)']) AS f,
            unnest(ARRAY['smallint', 'integer', 'numeric']) AS t),
   'gpu_routing defines exactly the documented functions');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.4.0', 'extension version 0.4.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.5.0', 'extension version 0.5.0');
 
 -- None runs as its owner, none is marked parallel safe (they run SPI queries and hold devices).
 SELECT is((SELECT count(*)::int FROM pg_proc p

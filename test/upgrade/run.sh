@@ -50,7 +50,7 @@ prefix=${1:-gpu_routing_upgrade}
 catalog_sql=$here/catalog.sql
 edges="SELECT id, source, target, cost, reverse_cost FROM sample_edges"
 # The columns of gpu_routing_last_run() at each version, and the query that counts them.
-declare -A last_run_columns=([0.1.0]=16 [0.2.0]=17 [0.3.0]=19 [0.4.0]=19)
+declare -A last_run_columns=([0.1.0]=16 [0.2.0]=17 [0.3.0]=19 [0.4.0]=19 [0.5.0]=19)
 columns_sql="SELECT count(*) FROM pg_proc p, unnest(p.proargmodes) m
              WHERE p.proname = 'gpu_routing_last_run' AND m = 't'"
 # The message README's "Upgrading from an older version" quotes, for a view over gpu_routing_last_run().
