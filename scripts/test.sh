@@ -3,6 +3,8 @@
 # unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own
 # (preloading gpu_routing), runs pg_regress, the isolation tests, pgTAP (pg_prove), the kept-graph
 # stress and fault tests, the upgrade test, the client tests and the docs' examples against it,
+# and the deployment shapes on clusters of their own (test/deployments/run.sh: without preload,
+# a primary with two hot standbys, failover, a matrix over several servers),
 # removes the cluster; starts a second one with gpu_routing.service = cpu and two service
 # workers (every call through the GPU service, on the CPU engines; auto with
 # GPU_ROUTING_DEVICE=gpu) and runs pg_regress, the isolation tests, pgTAP and the service's load and fault tests (test/service/run.sh) against it;
@@ -65,6 +67,9 @@ bounded test/progress/run.sh
 
 step "upgrade: every older version, ALTER EXTENSION UPDATE, pg_dump and pg_restore"
 bounded test/upgrade/run.sh
+
+step "deployments: without preload, hot standbys, failover, several servers (gpu_routing.device = $device)"
+bounded test/deployments/run.sh
 
 step "client tests"
 export GPU_ROUTING_TEST_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=gpu_routing_test"
