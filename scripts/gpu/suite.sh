@@ -17,6 +17,9 @@
 #   index-gpu    the road index customized on the GPU (test/kept/index_customization.sh) on a
 #                server of its own with the GPU service off (backends then open CUDA contexts)
 #   upgrade      test/upgrade/run.sh (ALTER EXTENSION UPDATE, pg_dump and pg_restore)
+#   deployments  test/deployments/run.sh with device = gpu on clusters of its own: without preload
+#                (the GPU in each backend), a primary and two hot standbys (each with the GPU
+#                service), failover, a matrix spread over two servers
 #   progress     gpu_routing_progress during long calls (test/progress/run.sh) with device = gpu
 #   calibration  gpu_routing_calibrate() and the speeds it stores (test/calibration/run.sh) with
 #                device = gpu; removes the stored speeds at its end
@@ -69,7 +72,7 @@
 #   *.md, *.csv    the benchmark tables, one file per table; bench.tar.gz instead when they are
 #                  more than 6 files
 set -uo pipefail
-all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade progress calibration concurrency memcheck racecheck"
+all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade deployments progress calibration concurrency memcheck racecheck"
 all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
@@ -254,7 +257,7 @@ if wants "$tests" pgtap; then
   fi
 fi
 # test/*/run.sh print "ok - ..." or "FAILED - ..." per check and the counts last.
-for part in kept service upgrade progress calibration; do
+for part in kept service upgrade deployments progress calibration; do
   wants "$tests" $part || continue
   begin $part
   test/$part/run.sh > "$logs/$part.log" 2>&1; s=$?
