@@ -18,7 +18,7 @@ REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows i
 REGRESS_OPTS = --load-extension=plpgsql
 # Concurrency (PostgreSQL's isolation tester): test/isolation/specs/<name>.spec against
 # test/isolation/expected/<name>.out. Kept graphs need the library preloaded in the server.
-ISOLATION = kept_graph_changes kept_graph_ddl progress road_index
+ISOLATION = kept_graph_changes kept_graph_ddl progress road_index road_index_off
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output
 
 PG_CONFIG ?= pg_config

@@ -85,23 +85,26 @@ for side in new base; do
 done
 vertices=$(psql -X -At -h "$new_dir" -p "$port" -U postgres -d bench -c "SELECT max(id) FROM ny_vertices")
 rows=$(psql -X -At -h "$new_dir" -p "$port" -U postgres -d bench -c "SELECT max(id) FROM ny_edges")
+# chr(58): pgbench -M prepared would read a colon in the text as a variable.
 cat >"$work/route.sql" <<SQL
 \set s random(1, $vertices)
 \set t random(1, $vertices)
-SELECT agg_cost FROM gpu_path('graph:ny', :s, :t) WHERE edge = -1;
+SELECT agg_cost FROM gpu_path('graph' || chr(58) || 'ny', :s::bigint, :t::bigint) WHERE edge = -1;
 SQL
 cat >"$work/write.sql" <<SQL
 \set r random(1, $rows)
 UPDATE ny_edges SET cost = cost WHERE id = :r;
 SQL
 chmod a+r "$work"/*.sql
-# run SIDE SCRIPT: tps of one pgbench run on that side's server.
+# run SIDE SCRIPT [SEED]: tps of one pgbench run on that side's server; both sides of a round run
+# with the same seed, so the same routes.
 run() {
   local side=$1 script=$2 h p
   [ "$side" = new ] && h=$new_dir p=$port || h=$base_dir p=$((port + 1))
-  PGOPTIONS="-c gpu_routing.device=cpu" pgbench -n -M prepared -h "$h" -p "$p" -U postgres -c "$clients" \
-    -j "$(nproc)" -T "$seconds" -f "$work/$script.sql" bench 2>&1 |
-    sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -1
+  PGOPTIONS="-c gpu_routing.device=cpu" pgbench -n -M prepared --random-seed="${3:-1}" -h "$h" -p "$p" -U postgres -c "$clients" \
+    -j "$(nproc)" -T "$seconds" -f "$work/$script.sql" bench >"$work/pgbench.out" 2>&1 ||
+    { echo "primary_rate.sh: pgbench failed on $side:" >&2; tail -n 15 "$work/pgbench.out" >&2; exit 1; }
+  sed -nE 's/^tps = ([0-9.]+) .*/\1/p' "$work/pgbench.out" | head -1
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A results
@@ -109,7 +112,7 @@ for workload in route write; do
   run new $workload >/dev/null; run base $workload >/dev/null  # warm: mappings, plans, the index
   for round in $(seq "$rounds"); do
     for side in new base; do
-      tps=$(run $side $workload)
+      tps=$(run $side $workload "$round")
       results[$workload.$side]+="$tps "
       echo "primary_rate.sh: $workload round $round $side: $tps tps" >&2
     done

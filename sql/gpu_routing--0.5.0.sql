@@ -84,9 +84,11 @@ COMMENT ON FUNCTION gpu_routing_info() IS 'Version, build, GPUs found, OpenMP th
 
 -- Kept graphs.
 
--- The registrations: one row per kept graph of this database. Only the extension's functions write
--- it (they check the caller's rights, then write as the table's owner); pg_dump keeps its rows.
--- The built graphs are not here: they live in shared memory and are rebuilt on first use.
+-- The registrations: one row per kept graph of this database. Only the extension's functions read
+-- and write it (they check the caller's rights, then act as the table's owner): a query's text may
+-- hold names and literals its owner keeps private, so gpu_graphs() shows it only to those who may
+-- read the graph's tables. pg_dump (as a superuser or this table's owner) keeps its rows. The
+-- built graphs are not here: they live in shared memory and are rebuilt on first use.
 CREATE TABLE gpu_routing_graphs (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     name text NOT NULL UNIQUE
@@ -104,22 +106,24 @@ CREATE TABLE gpu_routing_graphs (
 );
 CREATE INDEX gpu_routing_graphs_normalized_sql ON gpu_routing_graphs (md5(normalized_sql));
 REVOKE ALL ON gpu_routing_graphs FROM PUBLIC;
-GRANT SELECT ON gpu_routing_graphs TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('gpu_routing_graphs', '');
 SELECT pg_catalog.pg_extension_config_dump('gpu_routing_graphs_id_seq', '');
 COMMENT ON TABLE gpu_routing_graphs IS
 'Kept graphs of this database (gpu_graph_create); read gpu_graphs() for their state.';
 
 -- The change log (0.5.0): per table a kept graph reads, rows whose `changes` add up to the committed
--- transactions that changed it. The statement trigger writes it in the changing transaction, so
--- WAL carries it to hot standbys, whose kept graphs judge their freshness by it (the primary's
--- sessions learn of commits through shared memory). Only the extension's functions read or write
--- it, as its owner. Not dumped: it names tables by oid, and a restored database starts afresh.
+-- transactions that changed it. The statement trigger adds one in the changing transaction, to the
+-- row of the table and the writing backend's slot (one transaction at a time writes a row: writers
+-- never wait for each other), so WAL carries it to hot standbys, whose kept graphs judge their
+-- freshness by it (the primary's sessions learn of commits through shared memory). Only the
+-- extension's functions read or write it, as its owner. Not dumped: it names tables by oid, and a
+-- restored database starts afresh. fillfactor 50: the increments are HOT updates.
 CREATE TABLE gpu_routing_table_changes (
     relid oid NOT NULL,
-    changes bigint NOT NULL CHECK (changes > 0)
-);
-CREATE INDEX gpu_routing_table_changes_relid ON gpu_routing_table_changes (relid);
+    writer integer NOT NULL,
+    changes bigint NOT NULL,
+    PRIMARY KEY (relid, writer)
+) WITH (fillfactor = 50);
 REVOKE ALL ON gpu_routing_table_changes FROM PUBLIC;
 COMMENT ON TABLE gpu_routing_table_changes IS
 'Committed changes to the tables of kept graphs, counted for hot standbys (internal).';

@@ -158,9 +158,16 @@ SET ROLE kg_reader;
 SELECT count(*) FROM gpu_path('graph:sample', 6, 10);
 SELECT gpu_graph_drop('sample');
 SELECT gpu_graph_create('kg_reader_graph', 'SELECT id, source, target, cost FROM kg_sample');
+-- What it may see: a graph over tables it may not read shows its name and owner alone; the
+-- registry itself is the extension's (query texts may hold what their owners keep private).
+SELECT name, owner, edges_sql, tables, state, host_bytes, note FROM gpu_graphs() WHERE name IN ('sample', 'rome') ORDER BY name;
+SELECT count(*) FROM gpu_routing_graphs;
+SELECT count(*) FROM gpu_routing_table_changes;
 RESET ROLE;
 GRANT SELECT ON kg_sample TO kg_reader;
 SET ROLE kg_reader;
+-- Once it may read the table, it sees the graph whole.
+SELECT name, edges_sql, tables, state FROM gpu_graphs() WHERE name = 'sample';
 SELECT count(*) FROM gpu_path('graph:sample', 6, 10);
 SELECT gpu_graph_refresh('sample');
 RESET ROLE;

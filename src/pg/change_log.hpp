@@ -4,13 +4,15 @@
 // the statement trigger notes the table and the commit callback raises its version. A standby
 // only replays the primary's WAL: no trigger fires there, and its shared memory never hears of
 // the change. So the trigger also writes the change into the database, where WAL carries it to
-// every standby: the table gpu_routing_table_changes holds rows per table whose `changes` add up
-// to the number of committed transactions that changed it. A row is inserted by the changing
-// transaction itself, so it becomes visible exactly when the change does, on the primary and on
-// every standby. Summed under the snapshot a graph is read with, the rows say exactly which
-// committed changes that snapshot sees: snapshots only ever see more committed transactions, so
-// the sum only grows and an equal sum means the same changes. A form built on a standby is
-// labelled with the sum under its build's snapshot; it serves a call whose sum is not larger.
+// every standby: the table gpu_routing_table_changes holds, per table and writing backend slot, a
+// row whose `changes` counts the committed transactions of that slot that changed the table; per
+// table they add up to the number of committed transactions that changed it. The changing
+// transaction itself adds its one, so it becomes visible exactly when the change does, on the
+// primary and on every standby. Summed under the snapshot a graph is read with, the rows say
+// exactly which committed changes that snapshot sees: snapshots only ever see more committed
+// transactions, so the sum only grows and an equal sum means the same changes. A form built on a
+// standby is labelled with the sum under its build's snapshot; it serves a call whose sum is not
+// larger.
 #pragma once
 
 #include "postgres_headers.hpp"

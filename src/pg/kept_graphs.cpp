@@ -36,6 +36,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "commands/event_trigger.h"
 #include "commands/extension.h"
@@ -125,6 +126,7 @@ struct SharedForm {
 // a graph as wanting an index. The vertices by rank, as vertex ids (int64).
 struct SharedOrder {
   bool used;
+  char name[64];  // the graph's, for the NOTICE when it is evicted
   Oid database;
   int64 graph_id;
   bool directed;
@@ -138,6 +140,7 @@ struct SharedOrder {
   Size topology_bytes;
   double order_ms;
   TimestampTz made_at;
+  TimestampTz last_used;  // made, or an index made from it: eviction goes by this
 };
 
 struct TrackedTable {
@@ -164,6 +167,9 @@ SharedState* g_shared = nullptr;
 shmem_request_hook_type g_previous_shmem_request = nullptr;
 shmem_startup_hook_type g_previous_shmem_startup = nullptr;
 int g_graph_memory_mb = 1024;
+// gpu_routing.test_index_pause: a test's advisory lock key that the maker of a road index waits on
+// (shared) before keeping it, so that a test can switch the index off in between; 0: none.
+int g_test_index_pause = 0;
 
 // --- Backend-local state -----------------------------------------------------------------------
 
@@ -186,6 +192,12 @@ int g_building_form = -1;
 // The form whose road index this backend is making (its handle identifies the form), or -1.
 int g_building_index = -1;
 dsm_handle g_building_index_form = DSM_HANDLE_INVALID;
+// Graphs whose road index this transaction switched off (gpu_graph_index(name, false)): freed
+// again at commit, so that an index a concurrent call made from the registry as it was before
+// the commit is not kept either.
+constexpr int kMaxSwitchedOff = 16;
+int64 g_switched_off[kMaxSwitchedOff];
+int g_switched_off_count = 0;
 constexpr int kMaxRegisteredInXact = 16;
 int64 g_registered_in_xact[kMaxRegisteredInXact];
 bool g_registered_after_write[kMaxRegisteredInXact];  // registered after the transaction wrote
@@ -350,8 +362,9 @@ SPIPlanPtr registry_plan(const char* query, Oid* types) {
   return plan;
 }
 
-// Reads one registration by name (by_name) or by normalized edges_sql. Palloc'd in the caller's
-// context. Runs as the registry's owner is not needed: SELECT is granted to PUBLIC.
+// Reads one registration by name (by_name) or by normalized edges_sql, as the registry's owner
+// (other roles may not read the registry: query texts are private, 0.5.0). Palloc'd in the
+// caller's context.
 void read_registration(const char* key, bool by_name, Registration* out) {
   memset(out, 0, sizeof *out);
   const char* schema = extension_schema();
@@ -375,9 +388,11 @@ void read_registration(const char* key, bool by_name, Registration* out) {
            by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
   Oid types[1] = {TEXTOID};
   Datum values[1] = {CStringGetTextDatum(key)};
+  const SavedUser saved = become_registry_owner();
   // Not read-only: the command counter advances, so a registration this transaction just wrote
   // is seen.
   int status = SPI_execute_plan(registry_plan(query, types), values, nullptr, false, 2);
+  restore_user(saved);
   if (status != SPI_OK_SELECT) elog(ERROR, "reading gpu_routing_graphs failed: %d", status);
   if (SPI_processed >= 1) {
     HeapTuple row = SPI_tuptable->vals[0];
@@ -505,8 +520,10 @@ void ensure_trigger(Oid relid, const char* schema) {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   Oid types[2] = {OIDOID, TEXTOID};
   Datum values[2] = {ObjectIdGetDatum(relid), CStringGetTextDatum(kTriggerName)};
+  // Not read-only: the command counter advances, so a trigger an earlier gpu_graph_create of the
+  // same statement made is seen.
   SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = $2", 2,
-                        types, values, nullptr, true, 1);
+                        types, values, nullptr, false, 1);
   const bool present = SPI_processed > 0;
   SPI_finish();
   if (present) return;
@@ -544,6 +561,7 @@ void drop_unused_triggers(const char* schema) {
            "SELECT 1 FROM %s.gpu_routing_graphs g WHERE g.refresh = 'auto' AND "
            "t.tgrelid = ANY (g.tables::oid[]))",
            kTriggerName, schema);
+  const SavedUser saved = become_registry_owner();
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   // Not read-only: the command counter advances, so the registration just deleted is not seen.
   SPI_execute(sql, false, 0);
@@ -555,6 +573,7 @@ void drop_unused_triggers(const char* schema) {
         DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
   }
   SPI_finish();
+  restore_user(saved);
   g_own_ddl = true;
   PG_TRY();
   {
@@ -661,17 +680,20 @@ void free_order(SharedOrder& order) {
   memset(&order, 0, sizeof order);
 }
 
-// The graph's forms lose their road index (gpu_graph_index(name, false)).
+// The graph's forms lose their road index (gpu_graph_index(name, false)). An index being made
+// loses its claim too: its maker (a session or a background worker) then publishes nothing and
+// keeps no order (make_claimed_index checks the claim at both steps), so a switched-off index
+// never comes back by itself.
 void free_indexes_of(int64 id) {
   for (auto& form : g_shared->forms) {
     if (form.state != kFormReady || form.database != MyDatabaseId || form.graph_id != id) continue;
     if (form.index_state == kIndexReady && form.index_handle != DSM_HANDLE_INVALID)
       dsm_unpin_segment(form.index_handle);  // sessions still mapping it keep it until they let go
-    if (form.index_state != kIndexBuilding) {
-      form.index_state = kIndexNone;
-      form.index_handle = DSM_HANDLE_INVALID;
-      form.index_bytes = 0;
-    }
+    form.index_state = kIndexNone;
+    form.index_builder_pid = 0;
+    form.index_in_worker = false;
+    form.index_handle = DSM_HANDLE_INVALID;
+    form.index_bytes = 0;
   }
 }
 
@@ -843,6 +865,15 @@ void xact_callback(XactEvent event, void*) {
         LWLockRelease(g_shared->lock);
       }
       release_commit_marks();
+      if (g_shared != nullptr && g_switched_off_count > 0) {
+        LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+        for (int i = 0; i < g_switched_off_count; ++i) {
+          free_indexes_of(g_switched_off[i]);
+          free_orders_of(g_switched_off[i]);
+        }
+        LWLockRelease(g_shared->lock);
+      }
+      g_switched_off_count = 0;
       g_changed_count = 0;
       g_changed_overflow = false;
       g_registered_count = 0;
@@ -860,6 +891,7 @@ void xact_callback(XactEvent event, void*) {
         }
         LWLockRelease(g_shared->lock);
       }
+      g_switched_off_count = 0;
       g_changed_count = 0;
       g_changed_overflow = false;
       g_registered_count = 0;
@@ -1026,36 +1058,67 @@ BuiltGraph read_and_build(const Registration& reg, bool directed, const char* fu
   return built;
 }
 
-// Makes room for `bytes` (least recently used forms go, with a NOTICE after the lock is let go).
-// False, with the reason in `problem`, when the graph alone exceeds gpu_routing.graph_memory or
-// cannot fit beside graphs being built. Called with the lock held exclusively; never raises.
-bool make_room(const Registration& reg, Size bytes, int building, char* problem, size_t size,
-               char* evicted, size_t evicted_size) {
+// Makes room for `bytes`: what was used longest ago goes first, whether a graph's built form
+// (with its road index) or the contraction order kept for re-making an index (named in `evicted`,
+// for a NOTICE after the lock is let go; both are made again when next needed). Only what is
+// being built stays: the form `building` and forms other sessions are building or indexing. False,
+// with the reason in `problem` naming what holds the memory, when the graph alone exceeds
+// gpu_routing.graph_memory or cannot fit beside those. Called with the lock held exclusively;
+// never raises.
+bool make_room(const Registration& reg, bool for_index, Size bytes, int building, char* problem,
+               size_t size, char* evicted, size_t evicted_size) {
   const Size limit = graph_memory_bytes();
   evicted[0] = '\0';
+  char what[128];
+  snprintf(what, sizeof what, "%skept graph \"%s\"", for_index ? "the road index of " : "",
+           reg.name);
   if (bytes > limit) {
-    snprintf(problem, size, "kept graph \"%s\" takes %s, more than gpu_routing.graph_memory (%s)",
-             reg.name, bytes_text(bytes).c_str(), bytes_text(limit).c_str());
+    snprintf(problem, size, "%s takes %s, more than gpu_routing.graph_memory (%s)", what,
+             bytes_text(bytes).c_str(), bytes_text(limit).c_str());
     return false;
   }
   while (used_bytes() + bytes > limit) {
-    int oldest = -1;
+    int oldest_form = -1;
     for (int f = 0; f < kMaxForms; ++f) {
       const SharedForm& form = g_shared->forms[f];
-      if (form.state != kFormReady || f == building) continue;
-      if (oldest < 0 || form.last_used < g_shared->forms[oldest].last_used) oldest = f;
+      if (form.state != kFormReady || f == building || form.index_state == kIndexBuilding) continue;
+      if (oldest_form < 0 || form.last_used < g_shared->forms[oldest_form].last_used)
+        oldest_form = f;
     }
-    if (oldest < 0) {
+    SharedOrder* oldest_order = nullptr;
+    for (auto& order : g_shared->orders)
+      if (order.used && (oldest_order == nullptr || order.last_used < oldest_order->last_used))
+        oldest_order = &order;
+    if (oldest_form < 0 && oldest_order == nullptr) {
+      // What is left is being built: name it.
+      std::string holders;
+      for (int f = 0; f < kMaxForms; ++f) {
+        const SharedForm& form = g_shared->forms[f];
+        if (form.state == kFormFree || form.bytes + form.index_bytes == 0) continue;
+        if (!holders.empty()) holders += ", ";
+        holders +=
+            std::string("\"") + form.name + "\" " + bytes_text(form.bytes + form.index_bytes) +
+            (form.state == kFormBuilding ? " (being built)" : " (its road index being made)");
+      }
       snprintf(problem, size,
-               "kept graph \"%s\" (%s) does not fit in gpu_routing.graph_memory (%s) beside the "
-               "graphs being built",
-               reg.name, bytes_text(bytes).c_str(), bytes_text(limit).c_str());
+               "%s (%s) does not fit in gpu_routing.graph_memory (%s) beside what is being built: "
+               "%s",
+               what, bytes_text(bytes).c_str(), bytes_text(limit).c_str(),
+               holders.empty() ? "nothing" : holders.c_str());
       return false;
     }
     const size_t used = strlen(evicted);
-    snprintf(evicted + used, evicted_size - used, "%s%s (%s)", used > 0 ? ", " : "",
-             g_shared->forms[oldest].name, bytes_text(g_shared->forms[oldest].bytes).c_str());
-    free_form(oldest);
+    if (oldest_order != nullptr &&
+        (oldest_form < 0 || oldest_order->last_used < g_shared->forms[oldest_form].last_used)) {
+      snprintf(evicted + used, evicted_size - used, "%sthe road index order of %s (%s)",
+               used > 0 ? ", " : "", oldest_order->name, bytes_text(oldest_order->bytes).c_str());
+      free_order(*oldest_order);
+    } else {
+      const SharedForm& form = g_shared->forms[oldest_form];
+      snprintf(evicted + used, evicted_size - used, "%s%s (%s)", used > 0 ? ", " : "", form.name,
+               bytes_text(form.bytes + form.index_bytes).c_str());
+      free_form(oldest_form);
+    }
   }
   return true;
 }
@@ -1084,7 +1147,8 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
   }
   char problem[320], evicted[512];
   LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
-  const bool fits = make_room(reg, bytes, f, problem, sizeof problem, evicted, sizeof evicted);
+  const bool fits =
+      make_room(reg, false, bytes, f, problem, sizeof problem, evicted, sizeof evicted);
   if (fits) g_shared->forms[f].bytes = bytes;  // counted while the image is written
   LWLockRelease(g_shared->lock);
   if (evicted[0] != '\0')
@@ -1333,12 +1397,28 @@ void map_index(SessionGraph* entry, const SharedForm& form) {
 
 // Stores `order` (vertex indices by rank of `graph`) as the graph's kept order, as vertex ids.
 // Called without the lock; a failure only loses the order (the next index orders again).
-void keep_order(const Registration& reg, bool directed, const Graph& graph,
+// The bytes keep_order takes for an order of `vertices` vertices and its hierarchy's topology.
+Size order_bytes(std::size_t vertices, const Cch& hierarchy) {
+  return std::max<Size>(1, MAXALIGN(vertices * sizeof(int64)) + hierarchy.topology_image_bytes());
+}
+
+// Whether this process still holds the claim on the index of `entry`'s form (a switch-off or a
+// replaced form takes it away). Call with the lock held.
+bool index_claim_held(const SessionGraph* entry) {
+  const SharedForm& form = g_shared->forms[entry->form];
+  return form.state == kFormReady && form.handle == entry->handle &&
+         form.index_state == kIndexBuilding && form.index_builder_pid == MyProcPid;
+}
+
+// Keeps the order of the index this process is making for `entry`'s form, while it still holds
+// the claim.
+void keep_order(const Registration& reg, bool directed, const SessionGraph* entry,
                 const std::vector<VertexIndex>& order, uint64 fingerprint, double order_ms,
                 const Cch& hierarchy) {
+  const Graph& graph = *entry->view;
   const Size topology_offset = MAXALIGN(order.size() * sizeof(int64));
   const Size topology_bytes = hierarchy.topology_image_bytes();
-  const Size bytes = std::max<Size>(1, topology_offset + topology_bytes);
+  const Size bytes = order_bytes(order.size(), hierarchy);
   dsm_segment* segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
   if (segment == nullptr) return;
   auto* ids = static_cast<int64*>(dsm_segment_address(segment));
@@ -1346,6 +1426,11 @@ void keep_order(const Registration& reg, bool directed, const Graph& graph,
   hierarchy.write_topology_image(static_cast<char*>(dsm_segment_address(segment)) +
                                  topology_offset);
   LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
+  if (!index_claim_held(entry)) {  // switched off (or replaced) meanwhile: nothing is kept
+    LWLockRelease(g_shared->lock);
+    dsm_detach(segment);
+    return;
+  }
   SharedOrder* slot = find_order(reg.id, directed);
   if (slot == nullptr)
     for (auto& o : g_shared->orders)
@@ -1361,6 +1446,7 @@ void keep_order(const Registration& reg, bool directed, const Graph& graph,
   free_order(*slot);
   dsm_pin_segment(segment);
   slot->used = true;
+  copy_name(slot->name, sizeof slot->name, reg.name);
   slot->database = MyDatabaseId;
   slot->graph_id = reg.id;
   slot->directed = directed;
@@ -1372,15 +1458,18 @@ void keep_order(const Registration& reg, bool directed, const Graph& graph,
   slot->topology_bytes = topology_bytes;
   slot->order_ms = order_ms;
   slot->made_at = GetCurrentTimestamp();
+  slot->last_used = slot->made_at;
   LWLockRelease(g_shared->lock);
   dsm_detach(segment);
 }
 
 // Where an index is customized: the call's (or the launching call's) settings.
+// (And the test hook gpu_routing.test_index_pause, which a worker gets from its launching call.)
 struct CustomizationChoice {
   IndexCustomization setting = IndexCustomization::kAuto;
   bool device_cpu = false;  // gpu_routing.device = cpu: never touch CUDA
   int threads = 0;
+  int test_pause_key = 0;
 };
 
 CustomizationChoice customization_choice() {
@@ -1389,6 +1478,7 @@ CustomizationChoice customization_choice() {
   choice.setting = settings.index_customization;
   choice.device_cpu = settings.device == DeviceSetting::kCpu;
   choice.threads = settings.threads;
+  choice.test_pause_key = g_test_index_pause;
   return choice;
 }
 
@@ -1637,19 +1727,37 @@ void make_claimed_index(const Registration& reg, bool directed, SessionGraph* en
   });
   if (!ok) raise_failure(&failure);  // the abort callback gives the claim back
 
+  if (choice.test_pause_key != 0)
+    DirectFunctionCall1(pg_advisory_xact_lock_shared_int8,
+                        Int64GetDatum(static_cast<int64>(choice.test_pause_key)));
+  // The index and, where this call ordered the graph anew, the order kept beside it.
   const Size bytes = built->image_bytes();
-  char problem[320], evicted[512];
+  const Size new_order_bytes = new_order.empty() ? 0 : order_bytes(new_order.size(), *built);
+  char problem[320] = "", evicted[512] = "";
   LWLockAcquire(g_shared->lock, LW_EXCLUSIVE);
-  bool fits = make_room(reg, bytes, entry->form, problem, sizeof problem, evicted, sizeof evicted);
+  const bool claimed = index_claim_held(entry);
+  bool fits = claimed && make_room(reg, true, bytes + new_order_bytes, entry->form, problem,
+                                   sizeof problem, evicted, sizeof evicted);
   if (fits) form.index_bytes = bytes;  // counted while the image is written
+  if (claimed && new_order.empty() && order_handle != DSM_HANDLE_INVALID)
+    if (SharedOrder* used = find_order(reg.id, directed);
+        used != nullptr && used->handle == order_handle)
+      used->last_used = GetCurrentTimestamp();
   LWLockRelease(g_shared->lock);
   if (evicted[0] != '\0')
     ereport(NOTICE, (errmsg("evicted from memory to make room for the road index of kept graph "
                             "\"%s\": %s; they are rebuilt when next used",
                             reg.name, evicted)));
-  if (!new_order.empty()) {
+  if (!claimed) {  // switched off, or the form replaced, while it was being made
+    g_building_index = -1;
+    g_building_index_form = DSM_HANDLE_INVALID;
+    snprintf(use->index_how, sizeof use->index_how,
+             "road index not kept: switched off or replaced while it was being made");
+    return;
+  }
+  if (fits && !new_order.empty()) {
     ok = guarded(&failure, [&] {
-      keep_order(reg, directed, graph, new_order, fingerprint, order_ms, *built);
+      keep_order(reg, directed, entry, new_order, fingerprint, order_ms, *built);
     });
     if (!ok) raise_failure(&failure);
   }
@@ -1726,6 +1834,7 @@ struct IndexJob {
   int customization;  // IndexCustomization of the launching call
   bool device_cpu;
   int threads;
+  int test_pause_key;
   char name[64];
 };
 static_assert(sizeof(IndexJob) <= BGW_EXTRALEN, "an index job must fit bgw_extra");
@@ -1759,6 +1868,7 @@ bool launch_index_worker(const Registration& reg, bool directed, int f, dsm_hand
   job.customization = static_cast<int>(choice.setting);
   job.device_cpu = choice.device_cpu;
   job.threads = choice.threads;
+  job.test_pause_key = choice.test_pause_key;
   copy_name(job.name, sizeof job.name, reg.name);
   memcpy(worker.bgw_extra, &job, sizeof job);  // the worker reads its form from the job
   BackgroundWorkerHandle* handle = nullptr;
@@ -1844,6 +1954,7 @@ extern "C" PGDLLEXPORT void gpu_routing_index_worker_main(Datum) {
   choice.setting = static_cast<IndexCustomization>(job.customization);
   choice.device_cpu = job.device_cpu;
   choice.threads = job.threads;
+  choice.test_pause_key = job.test_pause_key;
   if (entry != nullptr)
     make_claimed_index(reg, job.directed, entry, place, "a background worker", choice, &use);
   else
@@ -1957,6 +2068,13 @@ void kept_graphs_init() {
       "Graphs unused longest are evicted (and rebuilt when next used) to make room; a graph "
       "larger than this alone is refused.",
       &g_graph_memory_mb, 1024, 1, INT_MAX / 2, PGC_SIGHUP, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "gpu_routing.test_index_pause",
+      "Test hook: the maker of a road index waits on this advisory lock key before keeping it.",
+      "0 (the default): no wait. Else the session making a road index, or the background worker "
+      "it starts, takes a shared advisory lock on this key just before keeping the index, so a "
+      "test holding it can switch the index off in between. For tests; superusers only.",
+      &g_test_index_pause, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
   RegisterXactCallback(xact_callback, nullptr);
   RegisterSubXactCallback(subxact_callback, nullptr);
   change_log_init();
@@ -2112,6 +2230,33 @@ void kept_graphs_info(void (*add)(void* arg, const char* name, const char* value
   add(arg, "kept graphs", text);
 }
 
+}  // namespace gpu_routing::pg
+
+namespace gpu_routing::pg {
+namespace {
+
+// Whether `role` may see a graph's query text, tables and state: its owner (and roles with its
+// privileges), members of pg_read_all_stats (as pg_stat_statements shows query texts), and roles
+// that may SELECT every table and view its query reads.
+bool graph_visible(Oid role, Oid owner, Datum tables) {
+  if (superuser_arg(role) || has_privs_of_role(role, owner) ||
+      has_privs_of_role(role, ROLE_PG_READ_ALL_STATS))
+    return true;
+  Datum* elements;
+  bool* nulls;
+  int count;
+  deconstruct_array(DatumGetArrayTypeP(tables), OIDOID, sizeof(Oid), true, TYPALIGN_INT, &elements,
+                    &nulls, &count);
+  for (int i = 0; i < count; ++i) {
+    bool missing = false;
+    if (nulls[i] || pg_class_aclcheck_ext(DatumGetObjectId(elements[i]), role, ACL_SELECT,
+                                          &missing) != ACLCHECK_OK)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
 }  // namespace gpu_routing::pg
 
 using namespace gpu_routing::pg;
@@ -2283,6 +2428,11 @@ extern "C" Datum gpu_graph_index(PG_FUNCTION_ARGS) {
     free_indexes_of(reg.id);
     free_orders_of(reg.id);
     LWLockRelease(g_shared->lock);
+    if (g_switched_off_count == kMaxSwitchedOff)
+      ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                      errmsg("at most %d road indexes may be switched off in one transaction",
+                             kMaxSwitchedOff)));
+    g_switched_off[g_switched_off_count++] = reg.id;
     PG_RETURN_TEXT_P(cstring_to_text(psprintf("kept graph %s: road index off", name)));
   }
   reg.road_index = true;
@@ -2297,6 +2447,13 @@ extern "C" Datum gpu_graph_index(PG_FUNCTION_ARGS) {
   KeptGraphUse use;
   prepare_road_index(reg, true, entry, true, &use);
   progress_end();
+  // Not kept (it does not fit in gpu_routing.graph_memory, or no segment is left): the registry
+  // must not ask for it either (this error rolls the switch-on back).
+  if (use.road_index == nullptr && strncmp(use.index_how, "road index not kept", 19) == 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("kept graph %s: %s", name, use.index_how),
+             errhint("Raise gpu_routing.graph_memory in postgresql.conf, or switch other "
+                     "graphs' road indexes off.")));
   const char* how = use.index_how[0] != '\0'
                         ? use.index_how
                         : (use.road_index != nullptr ? "road index already made" : "road index on");
@@ -2310,6 +2467,10 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
   const char* schema = extension_schema();
   if (schema == nullptr) return (Datum)0;
   MemoryContext caller = CurrentMemoryContext;
+  const Oid caller_role = GetUserId();
+  // Every registration, read as the registry's owner; what the caller may see of each is decided
+  // below (graph_visible).
+  const SavedUser saved = become_registry_owner();
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   char sql[512];
   snprintf(sql, sizeof sql,
@@ -2328,6 +2489,18 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
     Datum values[16];
     bool nulls[16] = {false};
     for (int c = 0; c < 5; ++c) values[c] = SPI_getbinval(row, desc, c + 1, &nulls[c]);
+    if (!graph_visible(caller_role, DatumGetObjectId(values[1]),
+                       SPI_getbinval(row, desc, 9, &isnull))) {
+      // The name and the owner alone: its query's text, tables and state are the business of
+      // those who may read what it reads.
+      MemoryContext spi = MemoryContextSwitchTo(caller);
+      for (int c = 2; c < 15; ++c) nulls[c] = true;
+      values[15] = CStringGetTextDatum(
+          "hidden: you may not read every table its query reads (pg_read_all_stats may)");
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+      MemoryContextSwitchTo(spi);
+      continue;
+    }
     const int64 id = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
     const int64 generation = DatumGetInt64(SPI_getbinval(row, desc, 7, &isnull));
     bool no_reason;
@@ -2407,6 +2580,22 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
         }
         last_used = std::max(last_used, form.last_used);
       }
+      // Also counted against gpu_routing.graph_memory: forms of older generations (freed when
+      // the current one is built) and the contraction order kept for re-making its road index.
+      for (const auto& form : g_shared->forms)
+        if (form.state == kFormReady && form.database == MyDatabaseId && form.graph_id == id &&
+            form.generation != generation) {
+          any = true;
+          host += static_cast<int64>(form.bytes + form.index_bytes);
+        }
+      for (const auto& order : g_shared->orders) {
+        if (!order.used || order.database != MyDatabaseId || order.graph_id != id) continue;
+        any = true;
+        host += static_cast<int64>(order.bytes);
+        if (!forms.empty()) forms += "; ";
+        forms += std::string("road index order kept") + (order.directed ? "" : " (undirected)") +
+                 ", " + bytes_text(order.bytes);
+      }
       LWLockRelease(g_shared->lock);
       // With the GPU service, the device copy is the service's (one for the server).
       for (int h = 0; h < ready_count; ++h) {
@@ -2452,6 +2641,7 @@ extern "C" Datum gpu_graphs(PG_FUNCTION_ARGS) {
     MemoryContextSwitchTo(spi);
   }
   SPI_finish();
+  restore_user(saved);
   return (Datum)0;
 }
 
@@ -2829,6 +3019,7 @@ List* graphs_reading(Oid relid) {
            "SELECT name FROM %s.gpu_routing_graphs WHERE $1 = ANY (tables::oid[]) AND "
            "unusable IS NULL ORDER BY name",
            extension_schema());
+  const SavedUser saved = become_registry_owner();
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   Oid types[1] = {OIDOID};
   Datum values[1] = {ObjectIdGetDatum(relid)};
@@ -2843,6 +3034,7 @@ List* graphs_reading(Oid relid) {
     MemoryContextSwitchTo(spi);
   }
   SPI_finish();
+  restore_user(saved);
   return names;
 }
 

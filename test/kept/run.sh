@@ -18,6 +18,9 @@
 #               once); that worker terminated mid-way gives its claim back without a restart;
 #               index_customization = gpu customizes on the GPU (refused without one), and the
 #               session's next index after a committed change again (auto, kept customizer).
+#   memory:     three indexed graphs under a lowered gpu_routing.graph_memory: forms, indexes and
+#               the orders kept for them are evicted least recently used first, and every call
+#               answers; an index that cannot fit is refused and not recorded as asked for.
 #   schema:     one session drops the extension and makes it again in another schema: its
 #               remembered schema is looked up again, and named graphs work there.
 #   crash:      kill -9 of a backend mid-build: the server restarts its sessions (PostgreSQL's
@@ -250,7 +253,8 @@ handed=$(q -c "SET gpu_routing.device = cpu; SELECT agg_cost FROM gpu_path('grap
 wait_for_index idx || true
 forms_after=$(q -c "SELECT forms FROM gpu_graphs() WHERE name = 'idx'")
 shared=$(q -c "SET gpu_routing.device = cpu; SET gpu_routing.sssp_algorithm = cch; SELECT agg_cost FROM gpu_path('graph:idx', 0, 159999) WHERE edge = -1; SELECT algorithm || ': ' || notes FROM gpu_routing_last_run()" | tr '\n' '|')
-if [ "$forms" = "directed (road index asked for: made by the next call on the graph)" ] &&
+# (The order kept from the graph's earlier index is counted beside it.)
+if [[ "$forms" == "directed (road index asked for: made by the next call on the graph); road index order kept, "* ]] &&
    echo "$handed" | grep -Eq "^$idx_truth\|dijkstra: road index handed to background worker [0-9]+: a search engine meanwhile\|$" &&
    echo "$forms_after" | grep -q "^directed with road index .*order kept" &&
    [ "$shared" = "$idx_truth|cch: the kept graph's road index (shared)|" ]; then
@@ -295,6 +299,62 @@ if line=$(test/kept/index_customization.sh "${db}_ic" 2>&1); then
 else
   fail "index customization" "$line"
 fi
+
+# --- memory: every byte counted, evicted least recently used first ---------------------------------
+# Three graphs over a 160 x 160 grid, each with its road index and the contraction order kept for
+# re-making it (about 4 + 14 + 2.5 MB each), then gpu_routing.graph_memory lowered to 24MB and a
+# committed change: each call naming cch must fit its graph, index and order by evicting the
+# others' forms and orders (used longest ago first), never refuse. A road index that cannot fit
+# alone is refused by gpu_graph_index, which then does not record it as asked for.
+q <<'SQL' >/dev/null
+CREATE TABLE km_edges AS
+SELECT row_number() OVER () AS id, s AS source, t AS target, c::float8 AS cost FROM (
+  SELECT r * 160 + c AS s, r * 160 + c + 1 AS t, 1 + (r * 7 + c * 13) % 9 AS c FROM generate_series(0, 159) r, generate_series(0, 158) c
+  UNION ALL SELECT r * 160 + c + 1, r * 160 + c, 1 + (r * 3 + c * 5) % 9 FROM generate_series(0, 159) r, generate_series(0, 158) c
+  UNION ALL SELECT r * 160 + c, (r + 1) * 160 + c, 1 + (r * 11 + c * 5) % 9 FROM generate_series(0, 158) r, generate_series(0, 159) c
+  UNION ALL SELECT (r + 1) * 160 + c, r * 160 + c, 1 + (r * 19 + c * 2) % 9 FROM generate_series(0, 158) r, generate_series(0, 159) c) e;
+SELECT gpu_graph_create('km1', 'SELECT id, source, target, cost FROM km_edges WHERE id > 1');
+SELECT gpu_graph_index('km1');
+SELECT gpu_graph_create('km2', 'SELECT id, source, target, cost FROM km_edges WHERE id > 2');
+SELECT gpu_graph_index('km2');
+SELECT gpu_graph_create('km3', 'SELECT id, source, target, cost FROM km_edges WHERE id > 3');
+SELECT gpu_graph_index('km3');
+SELECT gpu_graph_create('km4', 'SELECT id, source, target, cost FROM km_edges WHERE id > 4');
+SQL
+# Each call's answer against Dijkstra's on the same query read privately, and the counted bytes.
+km_sum() { q -c "SELECT coalesce(sum(host_bytes), 0) FROM gpu_graphs() WHERE name LIKE 'km%'"; }
+orders_before=$(q -c "SELECT count(*) FROM gpu_graphs() WHERE name LIKE 'km_' AND forms LIKE '%road index order kept%'")
+q -c "ALTER SYSTEM SET gpu_routing.graph_memory = '24MB'" -c "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 1 50); do [ "$(q -c "SHOW gpu_routing.graph_memory")" = 24MB ] && break; sleep 0.1; done
+q -c "UPDATE km_edges SET cost = cost WHERE id = 10" >/dev/null
+bad=""
+for call in $(seq 1 30); do
+  g=km$(( call % 3 + 1 ))
+  out=$(PGOPTIONS="$PGOPTIONS -c gpu_routing.sssp_algorithm=cch" \
+        q -c "SELECT agg_cost FROM gpu_path('graph:$g', 0, 25599) WHERE edge = -1" \
+          -c "SELECT algorithm FROM gpu_routing_last_run()" 2>&1) || true
+  sum=$(km_sum)
+  expected=$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM km_edges WHERE id > ${g#km} AND true', 0, 25599) WHERE edge = -1")
+  [ "$out" = "$expected"$'\ncch' ] && [ "$sum" -le $((24 * 1024 * 1024)) ] || bad+="call $call on $g: $out; counted $sum bytes"$'\n'
+done
+[ "$orders_before" = 3 ] && [ -z "$bad" ] &&
+  pass "memory: 3 indexed graphs (forms, indexes, kept orders) under 24MB: 30 calls naming cch all answer, the others evicted; gpu_graphs() counts at most the limit" ||
+  fail "memory: indexed graphs under a lowered limit" "orders kept before: $orders_before"$'\n'"$bad"
+q -c "ALTER SYSTEM SET gpu_routing.graph_memory = '16MB'" -c "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 1 50); do [ "$(q -c "SHOW gpu_routing.graph_memory")" = 16MB ] && break; sleep 0.1; done
+refused=$(q -c "SELECT gpu_graph_index('km4')" 2>&1) || true
+asked=$(q -c "SELECT road_index FROM gpu_routing_graphs WHERE name = 'km4'")
+bad=""
+for call in $(seq 1 50); do
+  out=$(q -c "SELECT agg_cost FROM gpu_path('graph:km4', 0, 25599) WHERE edge = -1" 2>&1) || true
+  [ "$out" = "$(q -c "SELECT agg_cost FROM gpu_path('SELECT id, source, target, cost FROM km_edges WHERE id > 4 AND true', 0, 25599) WHERE edge = -1")" ] || bad+="call $call: $out"$'\n'
+done
+[[ "$refused" == *"road index not kept"*"more than gpu_routing.graph_memory"* ]] && [ "$asked" = f ] && [ -z "$bad" ] &&
+  pass "memory: a road index that cannot fit is refused by gpu_graph_index (not recorded as asked for); the graph's 50 calls answer" ||
+  fail "memory: an index that cannot fit" "$refused; road_index $asked"$'\n'"$bad"
+q -c "ALTER SYSTEM RESET gpu_routing.graph_memory" -c "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 1 50); do [ "$(q -c "SHOW gpu_routing.graph_memory")" = 1GB ] && break; sleep 0.1; done
+q -c "SELECT count(gpu_graph_drop(name)) FROM gpu_graphs() WHERE name LIKE 'km%'" -c "DROP TABLE km_edges" >/dev/null
 
 # --- the extension made again in another schema, in one session ---------------------------------
 # A backend remembers the extension's schema (where its registry is); one session that drops the
