@@ -2851,23 +2851,22 @@ void classify_command(const CollectedCommand* command, SchemaChange* change) {
   }
 }
 
-// The graph's query planned again as its owner under its search_path, in a subtransaction: false
-// with PostgreSQL's message in `error` where it no longer plans.
-bool plan_again(const Registration& reg, QueryReads* reads, char* error, size_t size) {
+// Runs `body` as `role`, in a subtransaction: false, with PostgreSQL's message in `error`, where it
+// raised (the subtransaction's abort undoes what it did and restores the role).
+template <typename Body>
+bool as_role_in_subtransaction(Oid role, Body&& body, char* error, size_t size) {
   MemoryContext caller = CurrentMemoryContext;
   ResourceOwner owner = CurrentResourceOwner;
   BeginInternalSubTransaction(nullptr);
   MemoryContextSwitchTo(caller);
-  bool planned = true;
+  bool done = true;
   PG_TRY();
   {
     Oid saved_user;
     int saved_context;
     GetUserIdAndSecContext(&saved_user, &saved_context);
-    SetUserIdAndSecContext(reg.owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-    int level = push_search_path(reg.search_path);
-    analyze_query(reg.edges_sql, "a kept graph", false, reads);
-    pop_search_path(level);
+    SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    body();
     SetUserIdAndSecContext(saved_user, saved_context);
     ReleaseCurrentSubTransaction();
   }
@@ -2879,12 +2878,25 @@ bool plan_again(const Registration& reg, QueryReads* reads, char* error, size_t 
     RollbackAndReleaseCurrentSubTransaction();
     snprintf(error, size, "%s", data->message);
     FreeErrorData(data);
-    planned = false;
+    done = false;
   }
   PG_END_TRY();
   MemoryContextSwitchTo(caller);
   CurrentResourceOwner = owner;
-  return planned;
+  return done;
+}
+
+// The graph's query planned again as its owner under its search_path: false with the planner's
+// message in `error` where it no longer plans.
+bool plan_again(const Registration& reg, QueryReads* reads, char* error, size_t size) {
+  return as_role_in_subtransaction(
+      reg.owner,
+      [&] {
+        int level = push_search_path(reg.search_path);
+        analyze_query(reg.edges_sql, "a kept graph", false, reads);
+        pop_search_path(level);
+      },
+      error, size);
 }
 
 // Whether the query, as planned, reads this column of `relid` (or the whole row).
@@ -2943,39 +2955,16 @@ void raise_generation(const Registration& reg, const QueryReads* new_tables) {
 }
 
 // The query now reads other tables: they get the trigger (as the graph's owner, who needs the
-// TRIGGER privilege on them), in a subtransaction; false with the reason where that fails.
+// TRIGGER privilege on them); false with the reason where that fails.
 bool track_new_tables(const Registration& reg, const QueryReads& reads, char* error, size_t size) {
-  MemoryContext caller = CurrentMemoryContext;
-  ResourceOwner owner = CurrentResourceOwner;
-  BeginInternalSubTransaction(nullptr);
-  MemoryContextSwitchTo(caller);
-  bool tracked = true;
-  PG_TRY();
-  {
-    Oid saved_user;
-    int saved_context;
-    GetUserIdAndSecContext(&saved_user, &saved_context);
-    SetUserIdAndSecContext(reg.owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-    const char* schema = extension_schema();
-    for (int i = 0; i < reads.table_count; ++i)
-      if (is_base_table(reads.relkinds[i])) ensure_trigger(reads.tables[i], schema);
-    SetUserIdAndSecContext(saved_user, saved_context);
-    ReleaseCurrentSubTransaction();
-  }
-  PG_CATCH();
-  {
-    MemoryContextSwitchTo(caller);
-    ErrorData* data = CopyErrorData();
-    FlushErrorState();
-    RollbackAndReleaseCurrentSubTransaction();
-    snprintf(error, size, "%s", data->message);
-    FreeErrorData(data);
-    tracked = false;
-  }
-  PG_END_TRY();
-  MemoryContextSwitchTo(caller);
-  CurrentResourceOwner = owner;
-  return tracked;
+  return as_role_in_subtransaction(
+      reg.owner,
+      [&] {
+        const char* schema = extension_schema();
+        for (int i = 0; i < reads.table_count; ++i)
+          if (is_base_table(reads.relkinds[i])) ensure_trigger(reads.tables[i], schema);
+      },
+      error, size);
 }
 
 // Applies one schema change to one usable graph that reads its relation.
