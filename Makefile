@@ -10,7 +10,7 @@ DATA = sql/gpu_routing--0.1.0.sql sql/gpu_routing--0.1.0--0.2.0.sql sql/gpu_rout
        sql/gpu_routing--0.3.0--0.4.0.sql sql/gpu_routing--0.4.0.sql \
        sql/gpu_routing--0.4.0--0.5.0.sql sql/gpu_routing--0.5.0.sql
 PGFILEDESC = "gpu_routing - shortest paths on the GPU"
-OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp)))
+OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp src/pg/kept/*.cpp)))
 
 # pg_regress: sql/<test>.sql against expected/<test>.out. The data lives in ../shared/data
 # (GPU_ROUTING_DATA overrides); setup loads it into the test database.
@@ -66,7 +66,7 @@ $(CORE_LIB): core
 $(OBJS): | core
 # PGXS tracks no header dependencies: any core or pg header change rebuilds the entry points, whose
 # layout of the core's classes must match the library's.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/pg/kept/*.hpp)
 $(shlib): $(CORE_LIB)
 
 clean: clean-core

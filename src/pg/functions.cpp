@@ -13,7 +13,7 @@
 #include "gpu.hpp"
 #include "routing_call.hpp"
 #include "guard.hpp"
-#include "kept_graphs.hpp"
+#include "kept/kept_graphs.hpp"
 #include "progress.hpp"
 #include "parallel.hpp"
 #include "query_reader.hpp"
@@ -357,18 +357,8 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   progress_begin(args->function);  // phase "reading"; an error clears it at abort
 
   // 1. Read (PostgreSQL).
-  static const ColumnSpec kEdgeColumns[] = {
-      {"id", ColumnKind::kInteger, true},
-      {"source", ColumnKind::kInteger, true},
-      {"target", ColumnKind::kInteger, true},
-      {"cost", ColumnKind::kNumerical, true},
-      {"reverse_cost", ColumnKind::kNumerical, false},
-  };
-  ColumnSpec edge_columns[5];
-  memcpy(edge_columns, kEdgeColumns, sizeof edge_columns);
   // gpu_apsp reports no edges, so it needs no id (as pgr_floydWarshall and pgr_johnson).
-  edge_columns[0].required =
-      args->kind != CallKind::kAllPairs && args->kind != CallKind::kCostMatrix;
+  const bool need_id = args->kind != CallKind::kAllPairs && args->kind != CallKind::kCostMatrix;
   INSTR_TIME_SET_CURRENT(phase_start);
   // A kept graph named ('graph:NAME') or registered with this very query serves the call;
   // otherwise the edges are read (a kept graph's query too, when it must be read privately).
@@ -390,7 +380,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   if (kept.graph == nullptr) {
     const int level =
         kept.read_search_path != nullptr ? push_search_path(kept.read_search_path) : -1;
-    read_query_columns(kept.read_sql, "edges_sql", args->function, edge_columns, 5, &edges);
+    read_edge_columns(kept.read_sql, args->function, need_id, &edges);
     if (level >= 0) pop_search_path(level);
   }
   QueryColumns pairs;
@@ -403,13 +393,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   // A kept graph this call built counts as build time, not loading.
   const double load_ms = elapsed_ms(phase_start) - kept.build_ms;
 
-  EdgeArrays arrays;
-  arrays.count = static_cast<std::size_t>(edges.rows);
-  arrays.ids = edges.present[0] ? edges.integers[0] : nullptr;
-  arrays.sources = edges.integers[1];
-  arrays.targets = edges.integers[2];
-  arrays.costs = edges.numbers[3];
-  arrays.reverse_costs = edges.present[4] ? edges.numbers[4] : nullptr;
+  const EdgeArrays arrays = edge_arrays(edges);
 
   // 2. Build and prepare (C++).
   progress_set_phase(kept.graph != nullptr ? CallPhase::kComputing : CallPhase::kBuilding);

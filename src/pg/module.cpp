@@ -4,7 +4,7 @@
 
 #include "engine.hpp"
 #include "guard.hpp"
-#include "kept_graphs.hpp"
+#include "kept/kept_graphs.hpp"
 #include "progress.hpp"
 #include "service.hpp"
 #include "settings.hpp"

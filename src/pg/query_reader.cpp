@@ -285,4 +285,13 @@ void read_query_columns(const char* sql, const char* what, const char* function,
   SPI_finish();
 }
 
+void read_edge_columns(const char* sql, const char* function, bool need_id, QueryColumns* out) {
+  ColumnSpec columns[] = {
+      {"id", ColumnKind::kInteger, need_id},           {"source", ColumnKind::kInteger, true},
+      {"target", ColumnKind::kInteger, true},          {"cost", ColumnKind::kNumerical, true},
+      {"reverse_cost", ColumnKind::kNumerical, false},
+  };
+  read_query_columns(sql, "edges_sql", function, columns, 5, out);
+}
+
 }  // namespace gpu_routing::pg

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "graph.hpp"  // EdgeArrays (the core's headers come before PostgreSQL's: include this first)
+
 namespace gpu_routing::pg {
 
 enum class ColumnKind { kInteger, kNumerical };  // ANY-INTEGER / ANY-NUMERICAL
@@ -32,5 +34,22 @@ struct QueryColumns {
 // `what` names the query in errors ("edges_sql"); `function` the SQL function ("gpu_path").
 void read_query_columns(const char* sql, const char* what, const char* function,
                         const ColumnSpec* specs, int spec_count, QueryColumns* out);
+
+// The edges of an edges_sql query, by name: id (required where `need_id`: gpu_apsp reports no
+// edges, as pgr_floydWarshall), source, target, cost and, where present, reverse_cost. The one
+// reader of edges, for calls and for kept graphs' builds.
+void read_edge_columns(const char* sql, const char* function, bool need_id, QueryColumns* out);
+
+// The arrays build_graph takes, viewing the columns read_edge_columns read.
+inline EdgeArrays edge_arrays(const QueryColumns& edges) {
+  EdgeArrays arrays;
+  arrays.count = static_cast<std::size_t>(edges.rows);
+  arrays.ids = edges.present[0] ? edges.integers[0] : nullptr;
+  arrays.sources = edges.integers[1];
+  arrays.targets = edges.integers[2];
+  arrays.costs = edges.numbers[3];
+  arrays.reverse_costs = edges.present[4] ? edges.numbers[4] : nullptr;
+  return arrays;
+}
 
 }  // namespace gpu_routing::pg

@@ -1,9 +1,9 @@
 // The change log (see change_log.hpp): written by the statement trigger, read on standbys.
-#include "change_log.hpp"
+#include "kept/change_log.hpp"
 
 #include <cstring>
 
-#include "extension_objects.hpp"
+#include "kept/extension_objects.hpp"
 
 extern "C" {
 #include "access/xact.h"

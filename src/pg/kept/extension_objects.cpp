@@ -1,5 +1,5 @@
 // The extension's objects in the current database (see extension_objects.hpp).
-#include "extension_objects.hpp"
+#include "kept/extension_objects.hpp"
 
 extern "C" {
 #include "access/genam.h"

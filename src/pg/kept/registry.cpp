@@ -1,0 +1,179 @@
+// Kept graphs' registry (see registry.hpp).
+#include "kept/registry.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "kept/extension_objects.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "utils/plancache.h"
+}
+
+namespace gpu_routing::pg::kept {
+
+namespace {
+
+// The registry lookups' plans, kept for the backend by query text (the text names the extension's
+// schema and the installed version's columns, so a changed installation gets plans of its own).
+// Every call with a kept graph reads its registration: planned each time, that was a fifth of a
+// path query on Rome's road index (perf, 2-core machine: parse, analyse and plan of this SELECT).
+// PostgreSQL's plan cache replans a kept plan when the registry table changes.
+struct RegistryPlan {
+  char query[512];
+  SPIPlanPtr plan;
+};
+RegistryPlan g_registry_plans[4];
+
+// The kept plan of `query`, prepared and kept on first use (inside SPI_connect).
+SPIPlanPtr registry_plan(const char* query, Oid* types) {
+  for (RegistryPlan& kept : g_registry_plans)
+    if (kept.plan != nullptr && strcmp(kept.query, query) == 0) return kept.plan;
+  SPIPlanPtr plan = SPI_prepare(query, 1, types);
+  if (plan == nullptr)
+    elog(ERROR, "preparing the gpu_routing_graphs lookup failed: %d", SPI_result);
+  // Full (an installation changed several times in one session): the first slot's plan goes.
+  RegistryPlan* slot = free_or_oldest(
+      g_registry_plans, [](const RegistryPlan& p) { return p.plan == nullptr; },
+      [](const RegistryPlan&) { return true; },
+      [](const RegistryPlan&, const RegistryPlan&) { return false; });
+  if (slot->plan != nullptr) SPI_freeplan(slot->plan);
+  slot->plan = nullptr;
+  if (SPI_keepplan(plan) != 0) elog(ERROR, "keeping the gpu_routing_graphs lookup failed");
+  strlcpy(slot->query, query, sizeof slot->query);
+  slot->plan = plan;
+  return plan;
+}
+
+}  // namespace
+
+// The registry is written on the primary only; a standby replays it (and builds its own forms).
+void require_primary(const char* function) {
+  if (!RecoveryInProgress()) return;
+  ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                  errmsg("%s cannot run on a hot standby", function),
+                  errdetail("Kept graphs are registered in the primary's tables, which a standby "
+                            "only replays."),
+                  errhint("Run it on the primary: the change reaches every standby through WAL, "
+                          "and each standby builds its own copy of the graph on first use.")));
+}
+
+void require_shared_memory(const char* function) {
+  if (g_shared != nullptr) return;
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("%s: kept graphs need gpu_routing in shared_preload_libraries", function),
+                  errdetail("Kept graphs and their road indexes live in the server's shared "
+                            "memory, which only a library loaded at server start can have."),
+                  errhint("Add shared_preload_libraries = 'gpu_routing' to postgresql.conf "
+                          "(keeping any libraries listed there) and restart the server; calls "
+                          "with edges_sql work without it.")));
+}
+
+bool valid_graph_name(const char* name) {
+  const size_t n = strlen(name);
+  if (n == 0 || n > 63) return false;
+  if (!(isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (size_t i = 1; i < n; ++i)
+    if (!(isalnum(static_cast<unsigned char>(name[i])) || name[i] == '_')) return false;
+  return true;
+}
+
+char* normalize_sql(const char* sql) {
+  const size_t n = strlen(sql);
+  char* out = static_cast<char*>(palloc(n + 1));
+  size_t o = 0;
+  bool space = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (isspace(static_cast<unsigned char>(sql[i]))) {
+      space = o > 0;
+      continue;
+    }
+    if (space) out[o++] = ' ';
+    space = false;
+    out[o++] = sql[i];
+  }
+  out[o] = '\0';
+  return out;
+}
+
+// Reads one registration by name (by_name) or by normalized edges_sql, as the registry's owner
+// (other roles may not read the registry: query texts are private, 0.5.0). Palloc'd in the
+// caller's context.
+void read_registration(const char* key, bool by_name, Registration* out) {
+  memset(out, 0, sizeof *out);
+  const char* schema = extension_schema();
+  if (schema == nullptr) return;
+  // A database still on gpu_routing 0.1.0 (the library is updated first, the SQL objects by
+  // ALTER EXTENSION UPDATE) has no registry: no graph matches its queries, none can be named.
+  if (!OidIsValid(registry_relid())) {
+    if (by_name)
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("kept graphs need gpu_routing 0.2.0 or later in this database"),
+                      errhint("Update the extension: ALTER EXTENSION gpu_routing UPDATE.")));
+    return;
+  }
+  MemoryContext caller = CurrentMemoryContext;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+  char query[512];
+  snprintf(query, sizeof query,
+           "SELECT id, name, owner::oid, edges_sql, search_path, tables::oid[], refresh = 'manual',"
+           " generation, unusable, %s FROM %s.gpu_routing_graphs WHERE %s",
+           road_index_column(), schema,
+           by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
+  Oid types[1] = {TEXTOID};
+  Datum values[1] = {CStringGetTextDatum(key)};
+  const SavedUser saved = become_registry_owner();
+  // Not read-only: the command counter advances, so a registration this transaction just wrote
+  // is seen.
+  int status = SPI_execute_plan(registry_plan(query, types), values, nullptr, false, 2);
+  restore_user(saved);
+  if (status != SPI_OK_SELECT) elog(ERROR, "reading gpu_routing_graphs failed: %d", status);
+  if (SPI_processed >= 1) {
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    out->found = true;
+    out->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+    out->name = TextDatumGetCString(SPI_getbinval(row, desc, 2, &isnull));
+    out->owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
+    out->edges_sql = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
+    out->search_path = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
+    ArrayType* tables = DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull));
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(tables, OIDOID, sizeof(Oid), true, TYPALIGN_INT, &elements, &nulls, &count);
+    out->table_count = std::min(count, kMaxTablesPerGraph);
+    for (int i = 0; i < out->table_count; ++i) out->tables[i] = DatumGetObjectId(elements[i]);
+    out->manual = DatumGetBool(SPI_getbinval(row, desc, 7, &isnull));
+    out->generation = DatumGetInt64(SPI_getbinval(row, desc, 8, &isnull));
+    Datum unusable = SPI_getbinval(row, desc, 9, &isnull);
+    out->unusable = isnull ? nullptr : TextDatumGetCString(unusable);
+    out->road_index = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull));
+    MemoryContextSwitchTo(spi);
+  }
+  SPI_finish();
+}
+
+// The registration a graph-management call names, with the caller's rights to manage it.
+Registration registration_to_manage(const char* name, const char* function) {
+  Registration reg;
+  read_registration(name, true, &reg);
+  if (!reg.found)
+    ereport(ERROR,
+            (errcode(ERRCODE_UNDEFINED_OBJECT),
+             errmsg("%s: there is no kept graph named \"%s\" in this database", function, name),
+             errhint("SELECT name FROM gpu_graphs() lists them.")));
+  if (reg.owner != GetUserId() && !superuser())
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("%s: only the owner of kept graph \"%s\" (%s) or a superuser may do this",
+                    function, name, GetUserNameFromId(reg.owner, false))));
+  return reg;
+}
+
+}  // namespace gpu_routing::pg::kept
