@@ -12,10 +12,13 @@ DATA = sql/gpu_routing--0.1.0.sql sql/gpu_routing--0.1.0--0.2.0.sql sql/gpu_rout
 PGFILEDESC = "gpu_routing - shortest paths on the GPU"
 OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp src/pg/kept/*.cpp)))
 
-# pg_regress: sql/<test>.sql against expected/<test>.out. The data lives in ../shared/data
-# (GPU_ROUTING_DATA overrides); setup loads it into the test database.
+# pg_regress: test/regress/sql/<test>.sql against test/regress/expected/<test>.out (sql/ holds the
+# extension's install and upgrade scripts only). The data lives in ../shared/data
+# (GPU_ROUTING_DATA overrides); setup loads it into the test database. no_preload (not listed:
+# test/deployments/run.sh runs it on a server without preload) lives there too.
 REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows inner_query errors settings info kept_graphs migrations progress
-REGRESS_OPTS = --load-extension=plpgsql
+REGRESS_DIR = test/regress
+REGRESS_OPTS = --load-extension=plpgsql --inputdir=$(REGRESS_DIR) --outputdir=$(REGRESS_DIR)/output
 # Concurrency (PostgreSQL's isolation tester): test/isolation/specs/<name>.spec against
 # test/isolation/expected/<name>.out. Kept graphs need the library preloaded in the server.
 ISOLATION = kept_graph_changes kept_graph_ddl progress road_index road_index_off
@@ -73,6 +76,9 @@ clean: clean-core
 clean-core:
 	rm -rf $(CORE_BUILD)
 
-# The regression test names, for scripts that run pg_regress themselves (scripts/gpu/suite.sh).
+# The regression test names and their folder, for scripts that run pg_regress themselves
+# (scripts/gpu/suite.sh, test/deployments/run.sh, test/package/run.sh).
 print-regress:
 	@echo $(REGRESS)
+print-regress-dir:
+	@echo $(REGRESS_DIR)

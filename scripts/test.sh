@@ -50,7 +50,7 @@ export PGOPTIONS="-c gpu_routing.device=$device"
 
 step "pg_regress and isolation tests (gpu_routing.device = $device)"
 if ! make installcheck CORE_BUILD="$build" CORE_CMAKE_OPTIONS=; then
-  cat regression.diffs test/isolation/output/regression.diffs 2>/dev/null | head -200
+  cat test/regress/output/regression.diffs test/isolation/output/regression.diffs 2>/dev/null | head -200
   exit 1
 fi
 
@@ -105,7 +105,7 @@ trap 'scripts/cluster.sh stop "$cluster"' EXIT
 eval "$(GPU_ROUTING_SERVER_OPTIONS="$service_options" \
         scripts/cluster.sh start "$cluster" "$(( ${GPU_ROUTING_TEST_PORT:-54329} + 1 ))")"
 if ! make installcheck CORE_BUILD="$build" CORE_CMAKE_OPTIONS=; then
-  cat regression.diffs test/isolation/output/regression.diffs 2>/dev/null | head -200
+  cat test/regress/output/regression.diffs test/isolation/output/regression.diffs 2>/dev/null | head -200
   exit 1
 fi
 createdb gpu_routing_test

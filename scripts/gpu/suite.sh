@@ -217,14 +217,15 @@ fi
 export PGOPTIONS="-c gpu_routing.device=gpu"
 if wants "$tests" regress; then
   begin regress
-  rm -rf results regression.diffs regression.out
+  rm -rf test/regress/output
   # shellcheck disable=SC2046  # the test names, one word each
-  "$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress" --inputdir=. --bindir="$(pg_config --bindir)" \
-    --load-extension=plpgsql --dbname=contrib_regression $(make -s print-regress 2>/dev/null) > "$logs/regress.log" 2>&1; s=$?
+  "$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress" --inputdir=test/regress --outputdir=test/regress/output \
+    --bindir="$(pg_config --bindir)" --load-extension=plpgsql --dbname=contrib_regression \
+    $(make -s print-regress 2>/dev/null) > "$logs/regress.log" 2>&1; s=$?
   result regress $s "device = gpu: $(grep -E 'tests (passed|failed)|failed \(' "$logs/regress.log" | tail -1 | sed 's/^ *//; s/ *$//')"
   if [ $s -ne 0 ]; then
-    [ -f regression.diffs ] && cp regression.diffs "$logs/regress.diffs"
-    { grep -E '\.\.\. FAILED|failed \(' "$logs/regress.log"; head -n 70 regression.diffs 2>/dev/null || tail -n 20 "$logs/regress.log"; } |
+    [ -f test/regress/output/regression.diffs ] && cp test/regress/output/regression.diffs "$logs/regress.diffs"
+    { grep -E '\.\.\. FAILED|failed \(' "$logs/regress.log"; head -n 70 test/regress/output/regression.diffs 2>/dev/null || tail -n 20 "$logs/regress.log"; } |
       detail regress "logs/regress.log, logs/regress.diffs"
   fi
 fi

@@ -2,7 +2,8 @@
 # The server shapes users run, each started here by scripts/cluster.sh (own folders, sockets and
 # ports from GPU_ROUTING_DEPLOY_PORT, default 54340):
 #   no preload: a server without gpu_routing in shared_preload_libraries runs the pg_regress suites
-#               that need no kept graph, with the same expected output, and no_preload.sql (the
+#               that need no kept graph, with the same expected output, and
+#               test/regress/sql/no_preload.sql (the
 #               library loads by CREATE EXTENSION, LOAD or session_preload_libraries without
 #               ending the session; each preload-only feature gives its error naming the line to
 #               add).
@@ -58,14 +59,14 @@ regress_tests="setup sssp path apsp compatibility pgrouting_docs limits rows inn
 regress_out=$work/np_regress
 mkdir -p "$regress_out"
 # The caller's PGOPTIONS: the expected outputs hold the notices that checks.sh's hide.
-if (cd "$root" && PGOPTIONS=$regress_options PGHOST=$np PGPORT=$port PGUSER=postgres "$pg_regress" --inputdir=. \
+if (cd "$root" && PGOPTIONS=$regress_options PGHOST=$np PGPORT=$port PGUSER=postgres "$pg_regress" --inputdir=test/regress \
       --outputdir="$regress_out" --bindir="$bindir" --load-extension=plpgsql \
       --dbname=deploy_np $regress_tests >"$regress_out/log" 2>&1); then
   pass "without preload: pg_regress $regress_tests"
 else
   fail "without preload: pg_regress $regress_tests" "$(cat "$regress_out/log" "$regress_out/regression.diffs" 2>/dev/null | head -60)"
 fi
-if PGOPTIONS=$regress_options PGHOST=$np PGPORT=$port PGUSER=postgres "$pg_regress" --inputdir="$here" \
+if PGOPTIONS=$regress_options PGHOST=$np PGPORT=$port PGUSER=postgres "$pg_regress" --inputdir="$root/test/regress" \
      --outputdir="$regress_out/np" --bindir="$bindir" --use-existing --dbname=deploy_np \
      no_preload >"$regress_out/np.log" 2>&1; then
   pass "without preload: no_preload.sql (every preload-only feature names shared_preload_libraries)"

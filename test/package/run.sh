@@ -147,7 +147,7 @@ bindir=$("$pg_config" --bindir)
 read -r -a regress <<<"$(make_var REGRESS)"
 read -r -a regress_opts <<<"$(make_var REGRESS_OPTS)"
 t0=$SECONDS
-if out=$("$pgxs/regress/pg_regress" --inputdir="$root" --bindir="$bindir" "${regress_opts[@]}" \
+if out=$("$pgxs/regress/pg_regress" --bindir="$bindir" "${regress_opts[@]}" --inputdir="$root/$(make_var REGRESS_DIR)" \
            --outputdir="$work/regress" --dbname=gpu_routing_package_regress "${regress[@]}" 2>&1); then
   pass "pg_regress on the installed files: $(grep -oE 'All [0-9]+ tests passed' <<<"$out" || echo "?? $out") ($((SECONDS - t0)) s)"
 else

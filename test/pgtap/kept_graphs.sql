@@ -330,7 +330,7 @@ SELECT is(:granted_rows::bigint, (SELECT count(*) FROM gpu_sssp('SELECT id, sour
           'graph: by a role granted SELECT on its table, the rows of edges_sql');
 
 -- A column added leaves it as it is; a column it reads renamed makes it unusable until refreshed
--- (sql/migrations.sql has the rules); refresh and drop. -------------------------------------------
+-- (migrations.sql has the rules); refresh and drop. -------------------------------------------
 ALTER TABLE random_int_edges ADD COLUMN pgtap_note text;
 SELECT results_eq($$SELECT state, note FROM gpu_graphs() WHERE name = 'pgtap_created'$$,
                   $$VALUES ('fresh', NULL::text)$$,
