@@ -348,55 +348,210 @@ const char* statement_sql(const char* sql, const char* what, const char* functio
   return result;
 }
 
-// The whole call.
-Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
-  check_result_context(fcinfo);
-  instr_time call_start, phase_start;
-  INSTR_TIME_SET_CURRENT(call_start);
-  g_last_run.valid = false;
-  progress_begin(args->function);  // phase "reading"; an error clears it at abort
-
-  // 1. Read (PostgreSQL).
-  // gpu_apsp reports no edges, so it needs no id (as pgr_floydWarshall and pgr_johnson).
-  const bool need_id = args->kind != CallKind::kAllPairs && args->kind != CallKind::kCostMatrix;
-  INSTR_TIME_SET_CURRENT(phase_start);
-  // A kept graph named ('graph:NAME') or registered with this very query serves the call;
-  // otherwise the edges are read (a kept graph's query too, when it must be read privately).
+// What a call read: its kept graph (or its edges, read privately) and pairs, and how long the
+// reading took. PostgreSQL memory: freed with the call's context.
+struct CallInputs {
   KeptGraphUse kept;
+  QueryColumns edges;
+  QueryColumns pairs;
+  bool road_index_asked = false;  // the call named the road index's engine
+  double load_ms = 0;
+};
+
+// Phase 1 (PostgreSQL): the graph and the pairs. A kept graph named ('graph:NAME') or registered
+// with this very query serves the call; otherwise the edges are read (a kept graph's query too,
+// when it must be read privately).
+void read_call_inputs(CallArguments* args, const Settings& settings, CallInputs* in) {
+  instr_time start;
+  INSTR_TIME_SET_CURRENT(start);
   args->edges_sql = const_cast<char*>(statement_sql(args->edges_sql, "edges_sql", args->function));
   if (args->combinations_sql != nullptr)
     args->combinations_sql = const_cast<char*>(
         statement_sql(args->combinations_sql, "combinations_sql", args->function));
-  // The settings, read once for the whole call.
-  const Settings settings = current_settings();
   // Naming the road index's engine (on the CPU or the GPU) asks for the kept graph's index (made
   // by this call if absent).
-  const bool road_index_asked =
+  in->road_index_asked =
       (args->many_source ? settings.apsp_algorithm : settings.sssp_algorithm) == "cch";
-  resolve_kept_graph(args->edges_sql, args->directed, args->function, road_index_asked, &kept);
+  resolve_kept_graph(args->edges_sql, args->directed, args->function, in->road_index_asked,
+                     &in->kept);
+  const KeptGraphUse& kept = in->kept;
   progress_set_graph(kept.graph != nullptr ? kept.name : nullptr);  // read privately: edges_sql
   progress_set_phase(CallPhase::kReading);  // after a kept graph's build, or reading it privately
-  QueryColumns edges;
   if (kept.graph == nullptr) {
+    // gpu_apsp reports no edges, so it needs no id (as pgr_floydWarshall and pgr_johnson).
+    const bool need_id = args->kind != CallKind::kAllPairs && args->kind != CallKind::kCostMatrix;
     const int level =
         kept.read_search_path != nullptr ? push_search_path(kept.read_search_path) : -1;
-    read_edge_columns(kept.read_sql, args->function, need_id, &edges);
+    read_edge_columns(kept.read_sql, args->function, need_id, &in->edges);
     if (level >= 0) pop_search_path(level);
   }
-  QueryColumns pairs;
   if (args->shape == PathShape::kCombinations) {
     static const ColumnSpec kPairColumns[] = {{"source", ColumnKind::kInteger, true},
                                               {"target", ColumnKind::kInteger, true}};
     read_query_columns(args->combinations_sql, "combinations_sql", args->function, kPairColumns, 2,
-                       &pairs);
+                       &in->pairs);
   }
   // A kept graph this call built counts as build time, not loading.
-  const double load_ms = elapsed_ms(phase_start) - kept.build_ms;
+  in->load_ms = elapsed_ms(start) - kept.build_ms;
+}
 
-  const EdgeArrays arrays = edge_arrays(edges);
+// Phase 2 (C++, inside guarded): the call's options from the settings, the kept graph and the
+// GPU service (which `service` receives; its GPUs go to *gpus).
+CallOptions call_options(const CallArguments& args, const Settings& settings, const CallInputs& in,
+                         ServiceUse* service, const gpu::Availability** gpus) {
+  CallOptions options;
+  options.device = settings.device;
+  options.sssp_algorithm = settings.sssp_algorithm;
+  options.apsp_algorithm = settings.apsp_algorithm;
+  options.engine.threads = settings.threads;
+  options.engine.block_size = settings.block_size;
+  options.engine.streams = settings.streams;
+  options.engine.budget = MemoryBudget(settings.max_memory_bytes);
+  options.engine.cancel = CancelToken(cancel_requested);
+  options.directed = args.directed;
+  options.many_source = args.many_source;
+  options.cost_arrays = args.cost_arrays;
+  options.index_paths_hierarchy = settings.index_paths_hierarchy;
+  // The GPU is probed only when the settings may use it: device = cpu never touches CUDA.
+  static const gpu::Availability kCpuOnly = [] {
+    gpu::Availability a;
+    a.reason = "gpu_routing.device = cpu";
+    return a;
+  }();
+  // With the GPU service the GPUs are the service's: this backend never opens a CUDA context.
+  resolve_service(settings.device == DeviceSetting::kGpu, service);
+  *gpus = settings.device == DeviceSetting::kCpu ? &kCpuOnly
+          : service->configured                  ? &service->gpus
+                                                 : &gpu::availability();
+  options.remote = service->remote;
+  // auto estimates each engine's cost with this server's speeds (gpu_routing_calibrate()).
+  static MachineSpeeds speeds;
+  speeds = current_speeds(**gpus);
+  options.speeds = &speeds;
+  const KeptGraphUse& kept = in.kept;
+  if (kept.graph != nullptr && kept.has_image)
+    options.kept_image_segment = kept_image_segment_name(kept.image_handle);
+  options.engine_cache = kept.engines;
+  options.engine.road_index = kept.road_index;
+  if (kept.road_index != nullptr && kept.index_bytes > 0) {
+    options.kept_index_segment = kept_image_segment_name(kept.index_handle);
+    options.kept_index_bytes = kept.index_bytes;
+  }
+  // cch named on a kept graph whose index is not ready (another session is making it, or it
+  // did not fit): a search engine answers rather than this session making an index of its own.
+  if (in.road_index_asked && kept.graph != nullptr && kept.road_index == nullptr) {
+    if (args.many_source)
+      options.apsp_algorithm = "auto";
+    else
+      options.sssp_algorithm = "auto";
+  }
+  return options;
+}
 
-  // 2. Build and prepare (C++).
-  progress_set_phase(kept.graph != nullptr ? CallPhase::kComputing : CallPhase::kBuilding);
+// Phase 2 (C++, inside guarded): the call's sources, targets or pairs, and its engine chosen and
+// prepared.
+void set_call_work(const CallArguments& args, const CallInputs& in, RoutingCall* call) {
+  switch (args.kind) {
+    case CallKind::kAllPairs:
+      call->set_all_pairs();
+      break;
+    default:
+      if (args.shape == PathShape::kCombinations) {
+        call->set_pairs(in.pairs.integers[0], in.pairs.integers[1],
+                        static_cast<std::size_t>(in.pairs.rows));
+      } else {
+        call->set_sources(args.sources, static_cast<std::size_t>(args.source_count));
+        if (args.cost_arrays && !args.all_targets && args.targets != nullptr)
+          call->set_array_columns(args.targets, static_cast<std::size_t>(args.target_count));
+        else if (args.all_targets)
+          call->set_all_targets();
+        else if (args.targets != nullptr)
+          call->set_targets(args.targets, static_cast<std::size_t>(args.target_count));
+      }
+      break;
+  }
+  call->prepare();
+}
+
+// Phase 3 (PostgreSQL between C++ batches): compute and emit, batch by batch; rows emitted and
+// the milliseconds spent writing them.
+void emit_call_rows(const CallArguments& args, RoutingCall* call, ResultBatch* batch,
+                    ResultStore* result, int64* rows, double* emit_ms) {
+  const auto source_total = static_cast<int64>(call->source_count());
+  progress_set_sources(0, source_total);
+  progress_set_device(call->summary().device.c_str());
+  int32 seq = 0;
+  Failure failure;
+  while (true) {
+    // Wait for the batch in short slices with a cancel check between them: a batch can take
+    // seconds, and a cancel must not wait for it.
+    for (bool ready = false; !ready;) {
+      progress_set_phase(call->work_stage() == RoutingCall::WorkStage::kTracing
+                             ? CallPhase::kTracing
+                             : CallPhase::kComputing);
+      if (!guarded(&failure, [&] { ready = call->batch_ready(20); })) raise_failure(&failure);
+      if (!ready) CHECK_FOR_INTERRUPTS();
+    }
+    bool more = false;
+    if (!guarded(&failure, [&] { more = call->next_batch(*batch); })) raise_failure(&failure);
+    if (!more) break;
+    instr_time start;
+    INSTR_TIME_SET_CURRENT(start);
+    progress_set_sources(static_cast<int64>(call->sources_delivered()), source_total);
+    progress_set_phase(CallPhase::kWriting);
+    put_batch(result, args, *batch, &seq);
+    *rows += static_cast<int64>(batch->rows());
+    progress_add_rows(static_cast<int64>(batch->rows()));
+    *emit_ms += elapsed_ms(start);
+    CHECK_FOR_INTERRUPTS();
+  }
+}
+
+// Phase 4 (C++, inside guarded): what gpu_routing_last_run() shows of this call.
+void record_last_run(const CallArguments& args, const CallInputs& in, const CallSummary& s,
+                     int64 rows, double emit_ms) {
+  const KeptGraphUse& kept = in.kept;
+  LastRun& last = g_last_run;
+  copy_text(last.function, sizeof last.function, args.function);
+  copy_text(last.device, sizeof last.device,
+            s.device.empty() ? "none (nothing to compute)" : s.device);
+  copy_text(last.algorithm, sizeof last.algorithm, s.algorithm.empty() ? "none" : s.algorithm);
+  copy_text(last.reason, sizeof last.reason,
+            s.algorithm.empty() ? "no source in the graph or no edges: empty result" : s.reason);
+  std::string notes = kept.how;
+  if (kept.index_how[0] != '\0') notes += (notes.empty() ? "" : "; ") + std::string(kept.index_how);
+  if (!s.notes.empty() && !(kept.index_how[0] != '\0' && s.algorithm == "cch"))
+    notes += (notes.empty() ? "" : "; ") + s.notes;
+  copy_text(last.notes, sizeof last.notes, notes);
+  copy_text(last.graph, sizeof last.graph, kept.graph != nullptr ? kept.name : "");
+  last.vertices = s.vertices;
+  last.edges = kept.graph != nullptr ? kept.edge_rows : in.edges.rows;
+  last.sources = s.sources;
+  last.rows = rows;
+  last.rounds = s.rounds;
+  last.batch_size = s.service_batch_size;
+  last.wait_ms = s.service_wait_ms;
+  last.load_ms = in.load_ms;
+  last.build_ms = kept.graph != nullptr ? kept.build_ms : s.build_ms;
+  last.compute_ms = s.compute_ms;
+  last.transfer_ms = s.transfer_ms;
+  last.emit_ms = emit_ms;
+}
+
+// The whole call: read, prepare, compute and emit, report.
+Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
+  check_result_context(fcinfo);
+  instr_time call_start;
+  INSTR_TIME_SET_CURRENT(call_start);
+  g_last_run.valid = false;
+  progress_begin(args->function);                // phase "reading"; an error clears it at abort
+  const Settings settings = current_settings();  // read once for the whole call
+
+  CallInputs in;
+  read_call_inputs(args, settings, &in);
+  const EdgeArrays arrays = edge_arrays(in.edges);
+
+  progress_set_phase(in.kept.graph != nullptr ? CallPhase::kComputing : CallPhase::kBuilding);
   OwnedObject* call_slot = new_owned_slot();
   OwnedObject* batch_slot = new_owned_slot();
   OwnedObject* service_slot = new_owned_slot();
@@ -404,76 +559,14 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   ResultBatch* batch = nullptr;
   Failure failure;
   bool ok = guarded(&failure, [&] {
-    CallOptions options;
-    options.device = settings.device;
-    options.sssp_algorithm = settings.sssp_algorithm;
-    options.apsp_algorithm = settings.apsp_algorithm;
-    options.engine.threads = settings.threads;
-    options.engine.block_size = settings.block_size;
-    options.engine.streams = settings.streams;
-    options.engine.budget = MemoryBudget(settings.max_memory_bytes);
-    options.engine.cancel = CancelToken(cancel_requested);
-    options.directed = args->directed;
-    options.many_source = args->many_source;
-    options.cost_arrays = args->cost_arrays;
-    options.index_paths_hierarchy = settings.index_paths_hierarchy;
-    // The GPU is probed only when the settings may use it: device = cpu never touches CUDA.
-    static const gpu::Availability kCpuOnly = [] {
-      gpu::Availability a;
-      a.reason = "gpu_routing.device = cpu";
-      return a;
-    }();
-    // With the GPU service the GPUs are the service's: this backend never opens a CUDA context.
     ServiceUse* service = own(service_slot, new ServiceUse());
-    resolve_service(settings.device == DeviceSetting::kGpu, service);
-    const gpu::Availability& gpus = settings.device == DeviceSetting::kCpu ? kCpuOnly
-                                    : service->configured                  ? service->gpus
-                                                                           : gpu::availability();
-    options.remote = service->remote;
-    // auto estimates each engine's cost with this server's speeds (gpu_routing_calibrate()).
-    static MachineSpeeds speeds;
-    speeds = current_speeds(gpus);
-    options.speeds = &speeds;
-    if (kept.graph != nullptr && kept.has_image)
-      options.kept_image_segment = kept_image_segment_name(kept.image_handle);
-    options.engine_cache = kept.engines;
-    options.engine.road_index = kept.road_index;
-    if (kept.road_index != nullptr && kept.index_bytes > 0) {
-      options.kept_index_segment = kept_image_segment_name(kept.index_handle);
-      options.kept_index_bytes = kept.index_bytes;
-    }
-    // cch named on a kept graph whose index is not ready (another session is making it, or it
-    // did not fit): a search engine answers rather than this session making an index of its own.
-    if (road_index_asked && kept.graph != nullptr && kept.road_index == nullptr) {
-      if (args->many_source)
-        options.apsp_algorithm = "auto";
-      else
-        options.sssp_algorithm = "auto";
-    }
-    call = own(call_slot, kept.graph != nullptr
-                              ? new RoutingCall(args->kind, *kept.graph, options, gpus)
-                              : new RoutingCall(args->kind, arrays, options, gpus));
+    const gpu::Availability* gpus = nullptr;
+    const CallOptions options = call_options(*args, settings, in, service, &gpus);
+    call = own(call_slot, in.kept.graph != nullptr
+                              ? new RoutingCall(args->kind, *in.kept.graph, options, *gpus)
+                              : new RoutingCall(args->kind, arrays, options, *gpus));
     batch = own(batch_slot, new ResultBatch());
-    switch (args->kind) {
-      case CallKind::kAllPairs:
-        call->set_all_pairs();
-        break;
-      default:
-        if (args->shape == PathShape::kCombinations) {
-          call->set_pairs(pairs.integers[0], pairs.integers[1],
-                          static_cast<std::size_t>(pairs.rows));
-        } else {
-          call->set_sources(args->sources, static_cast<std::size_t>(args->source_count));
-          if (args->cost_arrays && !args->all_targets && args->targets != nullptr)
-            call->set_array_columns(args->targets, static_cast<std::size_t>(args->target_count));
-          else if (args->all_targets)
-            call->set_all_targets();
-          else if (args->targets != nullptr)
-            call->set_targets(args->targets, static_cast<std::size_t>(args->target_count));
-        }
-        break;
-    }
-    call->prepare();
+    set_call_work(*args, in, call);
   });
   if (!ok) raise_failure(&failure);
   // gpu_routing.max_memory holds for everything together: what prepare() counted, then the
@@ -486,73 +579,16 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
       64 * 1024, std::min<std::size_t>(static_cast<std::size_t>(work_mem) * 1024, left / 2));
   call->reserve_result_rows(rows_in_memory);
   ResultStore* result = begin_result_store(fcinfo, rows_in_memory);
-  const auto source_total = static_cast<int64>(call->source_count());
-  progress_set_sources(0, source_total);
-  progress_set_device(call->summary().device.c_str());
 
-  // 3. Compute and emit, batch by batch.
-  double emit_ms = 0;
   int64 rows = 0;
-  int32 seq = 0;
-  while (true) {
-    // Wait for the batch in short slices with a cancel check between them: a batch can take
-    // seconds, and a cancel must not wait for it.
-    for (bool ready = false; !ready;) {
-      progress_set_phase(call->work_stage() == RoutingCall::WorkStage::kTracing
-                             ? CallPhase::kTracing
-                             : CallPhase::kComputing);
-      ok = guarded(&failure, [&] { ready = call->batch_ready(20); });
-      if (!ok) raise_failure(&failure);
-      if (!ready) CHECK_FOR_INTERRUPTS();
-    }
-    bool more = false;
-    ok = guarded(&failure, [&] { more = call->next_batch(*batch); });
-    if (!ok) raise_failure(&failure);
-    if (!more) break;
-    INSTR_TIME_SET_CURRENT(phase_start);
-    progress_set_sources(static_cast<int64>(call->sources_delivered()), source_total);
-    progress_set_phase(CallPhase::kWriting);
-    put_batch(result, *args, *batch, &seq);
-    rows += static_cast<int64>(batch->rows());
-    progress_add_rows(static_cast<int64>(batch->rows()));
-    emit_ms += elapsed_ms(phase_start);
-    CHECK_FOR_INTERRUPTS();
-  }
+  double emit_ms = 0;
+  emit_call_rows(*args, call, batch, result, &rows, &emit_ms);
 
-  // 4. Report.
-  ok = guarded(&failure, [&] {
-    const CallSummary& s = call->summary();
-    LastRun& last = g_last_run;
-    copy_text(last.function, sizeof last.function, args->function);
-    copy_text(last.device, sizeof last.device,
-              s.device.empty() ? "none (nothing to compute)" : s.device);
-    copy_text(last.algorithm, sizeof last.algorithm, s.algorithm.empty() ? "none" : s.algorithm);
-    copy_text(last.reason, sizeof last.reason,
-              s.algorithm.empty() ? "no source in the graph or no edges: empty result" : s.reason);
-    std::string notes = kept.how;
-    if (kept.index_how[0] != '\0')
-      notes += (notes.empty() ? "" : "; ") + std::string(kept.index_how);
-    if (!s.notes.empty() && !(kept.index_how[0] != '\0' && s.algorithm == "cch"))
-      notes += (notes.empty() ? "" : "; ") + s.notes;
-    copy_text(last.notes, sizeof last.notes, notes);
-    copy_text(last.graph, sizeof last.graph, kept.graph != nullptr ? kept.name : "");
-    last.vertices = s.vertices;
-    last.edges = kept.graph != nullptr ? kept.edge_rows : edges.rows;
-    last.sources = s.sources;
-    last.rows = rows;
-    last.rounds = s.rounds;
-    last.batch_size = s.service_batch_size;
-    last.wait_ms = s.service_wait_ms;
-    last.load_ms = load_ms;
-    last.build_ms = kept.graph != nullptr ? kept.build_ms : s.build_ms;
-    last.compute_ms = s.compute_ms;
-    last.transfer_ms = s.transfer_ms;
-    last.emit_ms = emit_ms;
-  });
+  ok = guarded(&failure, [&] { record_last_run(*args, in, call->summary(), rows, emit_ms); });
   if (!ok) raise_failure(&failure);
   g_last_run.total_ms = elapsed_ms(call_start);
   g_last_run.valid = true;
-  note_kept_engine(kept);
+  note_kept_engine(in.kept);
   // Free the graph and buffers now rather than at the end of the query.
   destroy_owned(call_slot);
   destroy_owned(batch_slot);
