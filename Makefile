@@ -66,7 +66,7 @@ $(CORE_LIB): core
 $(OBJS): | core
 # PGXS tracks no header dependencies: any core or pg header change rebuilds the entry points, whose
 # layout of the core's classes must match the library's.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
+$(OBJS): $(wildcard src/core/*/*.hpp src/pg/*.hpp)
 $(shlib): $(CORE_LIB)
 
 clean: clean-core

@@ -35,7 +35,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../src/core/gpu.hpp"
+#include "engine/gpu.hpp"
 #include "apsp_engines.cuh"
 #include "cuda_common.cuh"
 

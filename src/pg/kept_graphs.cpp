@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "cch.hpp"
-#include "gpu.hpp"
+#include "road_index/cch.hpp"
+#include "engine/gpu.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "query_reader.hpp"
