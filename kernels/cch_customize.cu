@@ -1,5 +1,5 @@
 // The road index's customization on the GPU (gpu::CchCustomizer, src/core/engine/gpu.hpp): the
-// weights and vias of Cch::customize (src/core/road_index/cch.cpp), bit for bit.
+// weights and vias of Cch::customize (src/core/road_index/cch_customize.cpp), bit for bit.
 //
 // The CPU sweeps the middle ranks u in increasing order and pushes each lower triangle v -> u -> w
 // into arc v-w, replacing on strict improvement, after the original arcs. So an arc's final weight
