@@ -69,7 +69,7 @@ $(CORE_LIB): core
 $(OBJS): | core
 # PGXS tracks no header dependencies: any core or pg header change rebuilds the entry points, whose
 # layout of the core's classes must match the library's.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/pg/kept/*.hpp)
+$(OBJS): $(wildcard src/core/*/*.hpp src/pg/*.hpp src/pg/kept/*.hpp)
 $(shlib): $(CORE_LIB)
 
 clean: clean-core

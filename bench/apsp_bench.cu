@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "apsp_engines.cuh"
-#include "engine.hpp"
-#include "gpu.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
 #include "graph_generators.hpp"
 
 using namespace gpu_routing;

@@ -1,8 +1,8 @@
-// The CCH core (src/core/cch.hpp) on real road networks, engine only, one core: ordering,
-// building, customizing, then one-to-one distances and paths and one-to-all (PHAST) against the
-// CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL (issue 12
-// integrates it as a kept graph's index). Before each row (on stderr): customization on 1 and 2
-// threads, fresh and again, how the 2 threads split the work, and whether the bytes match.
+// The CCH core (src/core/road_index/cch.hpp) on real road networks, engine only, one core:
+// ordering, building, customizing, then one-to-one distances and paths and one-to-all (PHAST)
+// against the CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL
+// (issue 12 integrates it as a kept graph's index). Before each row (on stderr): customization on 1
+// and 2 threads, fresh and again, how the 2 threads split the work, and whether the bytes match.
 //   cch_bench [--data DIR] [--queries N] [--reps N]
 #include <algorithm>
 #include <chrono>
@@ -16,9 +16,9 @@
 
 #include <zlib.h>
 
-#include "cch.hpp"
+#include "road_index/cch.hpp"
 #include "graph_generators.hpp"
-#include "sssp_dijkstra.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 
 using namespace gpu_routing;
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "graph.hpp"
+#include "base/graph.hpp"
 
 namespace gpu_routing::bench {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "graph_generators.hpp"
-#include "gpu.hpp"
+#include "engine/gpu.hpp"
 #include "near_far.cuh"
-#include "sssp_dijkstra.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 
 using namespace gpu_routing;
 using gpu::NearFarConfig;

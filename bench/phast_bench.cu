@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "cch.hpp"
-#include "engine.hpp"
-#include "gpu.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
 #include "graph_generators.hpp"
 #include "gpu_engines.hpp"
-#include "parallel.hpp"
+#include "base/parallel.hpp"
 
 using namespace gpu_routing;
 

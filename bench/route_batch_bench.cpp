@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "graph_generators.hpp"
-#include "gpu.hpp"
-#include "sssp_dijkstra.hpp"
+#include "engine/gpu.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 
 using namespace gpu_routing;
 

@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "common.hpp"
+#include "base/common.hpp"
 #include "graph_generators.hpp"
 
 namespace {

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
-#include "gpu.hpp"
-#include "graph.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
+#include "base/graph.hpp"
 #include "graph_generators.hpp"
 #include "sssp_tuning.hpp"
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "../src/core/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing::gpu::apsp {
 
@@ -32,7 +32,7 @@ const char* dense_mode_name(DenseMode mode);  // "auto", "int16x2", "int32", "fl
 DenseMode resolve_dense_mode(const Graph& graph, DenseMode requested);
 
 // Tuning knobs for the benchmark. product_variant selects among the compiled register-tiled
-// min-plus kernels of a mode (0 = the default; see apsp_dense.cu for the shapes).
+// min-plus kernels of a mode (0 = the default; see apsp_dense_kernels.cuh for the shapes).
 struct DenseTuning {
   DenseMode mode = DenseMode::kAuto;
   int product_variant = 0;

@@ -15,7 +15,7 @@
 // polling cancel in between (about every 10-30 ms).
 //
 // Path recording (seed 000 section 5.3): after convergence one kernel on the reversed graph picks
-// each vertex's incoming arc by the rule of src/core/predecessors.hpp (smallest key
+// each vertex's incoming arc by the rule of src/core/base/predecessors.hpp (smallest key
 // (dist[u] + w, dist[u] < dist[v] ? 0 : 1, edge id, arc)), marking kPendingArc where the best arc
 // is not strict; the host resolves those rows with resolve_pending_predecessors(), so paths equal
 // the CPU engine's exactly.
@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
-#include "../src/core/gpu.hpp"
-#include "../src/core/parallel.hpp"
-#include "../src/core/predecessors.hpp"
+#include "engine/gpu.hpp"
+#include "base/parallel.hpp"
+#include "base/predecessors.hpp"
 #include "apsp_engines.cuh"
 #include "cuda_common.cuh"
 

@@ -1,5 +1,5 @@
-// The road index's customization on the GPU (gpu::CchCustomizer, src/core/gpu.hpp): the weights
-// and vias of Cch::customize (src/core/cch.cpp), bit for bit.
+// The road index's customization on the GPU (gpu::CchCustomizer, src/core/engine/gpu.hpp): the
+// weights and vias of Cch::customize (src/core/road_index/cch_customize.cpp), bit for bit.
 //
 // The CPU sweeps the middle ranks u in increasing order and pushes each lower triangle v -> u -> w
 // into arc v-w, replacing on strict improvement, after the original arcs. So an arc's final weight
@@ -34,8 +34,8 @@
 
 #include <math_constants.h>
 
-#include "../src/core/cch.hpp"
-#include "../src/core/gpu.hpp"
+#include "road_index/cch.hpp"
+#include "engine/gpu.hpp"
 #include "cuda_common.cuh"
 #include "gpu_engines.hpp"
 

@@ -1,6 +1,6 @@
 // The road index on the GPU: PHAST (Delling, Goldberg, Nowatzyk, Werneck: "PHAST:
 // Hardware-accelerated shortest path trees", 2011) over the customizable contraction hierarchy of
-// src/core/cch.hpp.
+// src/core/road_index/cch.hpp.
 //
 // A one-to-all tree on the hierarchy is an upward search from the source (a few hundred ranks:
 // its elimination-tree ancestors, done on the host) and one downward sweep over every rank in
@@ -33,8 +33,8 @@
 
 #include <math_constants.h>
 
-#include "../src/core/cch.hpp"
-#include "../src/core/predecessors.hpp"
+#include "road_index/cch.hpp"
+#include "base/predecessors.hpp"
 #include "cuda_common.cuh"
 #include "gpu_engines.hpp"
 #include "predecessors_gpu.cuh"

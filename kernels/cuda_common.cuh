@@ -8,20 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "../src/core/common.hpp"
-#include "../src/core/engine.hpp"
-#include "../src/core/graph.hpp"
+#include "base/common.hpp"
+#include "engine/engine.hpp"
+#include "base/graph.hpp"
 
 namespace gpu_routing::gpu {
 
 // Throws RoutingError naming the failed call; out-of-memory gets kOutOfMemory so the SQL error
 // says what was asked for.
-[[noreturn]] void throw_cuda_error(cudaError_t status, const char* what, const char* file, int line);
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* what, const char* file,
+                                   int line);
 
-#define GPU_ROUTING_CUDA_CHECK(call)                                                  \
-  do {                                                                                \
-    cudaError_t gpu_routing_status_ = (call);                                         \
-    if (gpu_routing_status_ != cudaSuccess)                                           \
+#define GPU_ROUTING_CUDA_CHECK(call)                                                        \
+  do {                                                                                      \
+    cudaError_t gpu_routing_status_ = (call);                                               \
+    if (gpu_routing_status_ != cudaSuccess)                                                 \
       ::gpu_routing::gpu::throw_cuda_error(gpu_routing_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -79,10 +80,12 @@ class DeviceBuffer {
     count_ = 0;
   }
   void upload(const T* host, std::size_t count, cudaStream_t stream = nullptr) {
-    GPU_ROUTING_CUDA_CHECK(cudaMemcpyAsync(data_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
+    GPU_ROUTING_CUDA_CHECK(
+        cudaMemcpyAsync(data_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
   }
   void download(T* host, std::size_t count, cudaStream_t stream = nullptr) const {
-    GPU_ROUTING_CUDA_CHECK(cudaMemcpyAsync(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    GPU_ROUTING_CUDA_CHECK(
+        cudaMemcpyAsync(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
   }
   T* data() const { return data_; }
   std::size_t size() const { return count_; }
@@ -176,7 +179,8 @@ __device__ __forceinline__ unsigned long long distance_bits(double d) {
   return static_cast<unsigned long long>(__double_as_longlong(d));
 }
 __device__ __forceinline__ double atomic_min_distance(double* address, double value) {
-  unsigned long long old = atomicMin(reinterpret_cast<unsigned long long*>(address), distance_bits(value));
+  unsigned long long old =
+      atomicMin(reinterpret_cast<unsigned long long*>(address), distance_bits(value));
   return __longlong_as_double(static_cast<long long>(old));
 }
 

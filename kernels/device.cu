@@ -4,8 +4,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "../src/core/gpu.hpp"
-#include "../src/core/parallel.hpp"
+#include "engine/gpu.hpp"
+#include "base/parallel.hpp"
 #include "cuda_common.cuh"
 
 #ifndef GPU_ROUTING_CUDA_ARCHS

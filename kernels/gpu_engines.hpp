@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "../src/core/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing::gpu {
 

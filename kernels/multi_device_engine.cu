@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "../src/core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "cuda_common.cuh"
 
 namespace gpu_routing::gpu {

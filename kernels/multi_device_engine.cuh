@@ -9,7 +9,7 @@
 #include <functional>
 #include <memory>
 
-#include "../src/core/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing::gpu {
 

@@ -16,7 +16,7 @@
 
 #include <memory>
 
-#include "../src/core/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing::gpu {
 

@@ -1,4 +1,4 @@
-// The predecessor rule of src/core/predecessors.hpp on the device, for every single-source GPU
+// The predecessor rule of src/core/base/predecessors.hpp on the device, for every single-source GPU
 // engine: the first stage (the best incoming arc of each vertex by the key
 // (dist[u] + w, dist[u] < dist[v] ? 0 : 1, edge id, arc index)) runs as one kernel over the
 // reversed CSR; vertices whose best arc is not strict (zero-cost ties) are marked kPendingArc and
@@ -15,7 +15,7 @@
 // (DeviceCsr::upload(graph.reverse, true, stream)), and arc indices refer to graph.reverse.
 #pragma once
 
-#include "../src/core/predecessors.hpp"
+#include "base/predecessors.hpp"
 #include "cuda_common.cuh"
 
 namespace gpu_routing::gpu {

@@ -38,8 +38,8 @@
 #include <thread>
 #include <vector>
 
-#include "../src/core/gpu.hpp"
-#include "../src/core/predecessors.hpp"
+#include "engine/gpu.hpp"
+#include "base/predecessors.hpp"
 #include "cuda_common.cuh"
 #include "gpu_engines.hpp"
 #include "multi_device_engine.cuh"

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "../src/core/parallel.hpp"
-#include "../src/core/predecessors.hpp"
+#include "base/parallel.hpp"
+#include "base/predecessors.hpp"
 #include "gpu_engines.hpp"
 #include "multi_device_engine.cuh"
 #include "near_far.cuh"

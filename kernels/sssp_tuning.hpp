@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "../src/core/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing::gpu {
 

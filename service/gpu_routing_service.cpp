@@ -19,9 +19,9 @@
 #include <cstring>
 #include <string>
 
-#include "gpu.hpp"
-#include "service_dispatcher.hpp"
-#include "service_protocol.hpp"
+#include "engine/gpu.hpp"
+#include "service/service_dispatcher.hpp"
+#include "service/service_protocol.hpp"
 
 namespace {
 

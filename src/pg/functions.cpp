@@ -10,12 +10,12 @@
 #include <cstring>
 #include <string>
 
-#include "gpu.hpp"
-#include "routing_call.hpp"
+#include "engine/gpu.hpp"
+#include "call/routing_call.hpp"
 #include "guard.hpp"
 #include "kept/kept_graphs.hpp"
 #include "progress.hpp"
-#include "parallel.hpp"
+#include "base/parallel.hpp"
 #include "query_reader.hpp"
 #include "service.hpp"
 #include "settings.hpp"

@@ -4,7 +4,7 @@
 // crosses PostgreSQL's.
 #pragma once
 
-#include "common.hpp"
+#include "base/common.hpp"
 
 namespace gpu_routing::pg {
 

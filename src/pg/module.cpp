@@ -2,7 +2,7 @@
 // the postmaster would not survive fork(), so the GPU is probed lazily in each backend.
 #include <string>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "guard.hpp"
 #include "kept/kept_graphs.hpp"
 #include "progress.hpp"

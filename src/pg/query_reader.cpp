@@ -1,6 +1,6 @@
 #include "query_reader.hpp"
 
-#include "common.hpp"
+#include "base/common.hpp"
 #include "settings.hpp"
 
 #include <algorithm>

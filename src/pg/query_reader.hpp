@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "graph.hpp"  // EdgeArrays (the core's headers come before PostgreSQL's: include this first)
+#include "base/graph.hpp"  // EdgeArrays (the core's headers come before PostgreSQL's: include this first)
 
 namespace gpu_routing::pg {
 

@@ -1,6 +1,6 @@
 // The result store (see result_store.hpp) and the memory context its tuples live in.
 // Core's plain C++ goes before the PostgreSQL headers result_store.hpp brings in.
-#include "common.hpp"
+#include "base/common.hpp"
 #include "result_store.hpp"
 
 #include <sys/mman.h>

@@ -19,7 +19,7 @@
 #include <memory>
 
 #include "guard.hpp"
-#include "service_protocol.hpp"
+#include "service/service_protocol.hpp"
 
 #include "postgres_headers.hpp"
 

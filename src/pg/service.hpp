@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpu.hpp"
-#include "service_client.hpp"
+#include "engine/gpu.hpp"
+#include "service/service_client.hpp"
 
 namespace gpu_routing::pg {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "engine_select.hpp"
+#include "choice/engine_select.hpp"
 
 namespace gpu_routing::pg {
 

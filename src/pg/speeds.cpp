@@ -11,9 +11,9 @@
 #include <memory>
 #include <sstream>
 
-#include "calibration.hpp"
+#include "calibration/calibration.hpp"
 #include "guard.hpp"
-#include "parallel.hpp"
+#include "base/parallel.hpp"
 #include "result_store.hpp"
 #include "service.hpp"
 #include "settings.hpp"

@@ -1,8 +1,8 @@
 // The machine's speeds auto estimates with (cost_model.hpp), as stored by gpu_routing_calibrate().
 #pragma once
 
-#include "cost_model.hpp"
-#include "gpu.hpp"
+#include "choice/cost_model.hpp"
+#include "engine/gpu.hpp"
 
 namespace gpu_routing::pg {
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "cch.hpp"
-#include "parallel.hpp"
-#include "predecessors.hpp"
-#include "sssp_dijkstra.hpp"
+#include "road_index/cch.hpp"
+#include "base/parallel.hpp"
+#include "base/predecessors.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {

@@ -11,11 +11,11 @@
 #include <thread>
 #include <tuple>
 
-#include "engine.hpp"
-#include "engine_select.hpp"
-#include "predecessors.hpp"
-#include "routing_call.hpp"
-#include "sssp_dijkstra.hpp"
+#include "engine/engine.hpp"
+#include "choice/engine_select.hpp"
+#include "base/predecessors.hpp"
+#include "call/routing_call.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <random>
 
-#include "calibration.hpp"
-#include "cch.hpp"
-#include "cost_model.hpp"
-#include "engine_select.hpp"
-#include "parallel.hpp"
-#include "predecessors.hpp"
+#include "calibration/calibration.hpp"
+#include "road_index/cch.hpp"
+#include "choice/cost_model.hpp"
+#include "choice/engine_select.hpp"
+#include "base/parallel.hpp"
+#include "base/predecessors.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {

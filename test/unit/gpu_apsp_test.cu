@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "../../kernels/apsp_engines.cuh"
-#include "engine.hpp"
-#include "gpu.hpp"
-#include "predecessors.hpp"
-#include "sssp_dijkstra.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
+#include "base/predecessors.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 #include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "../../kernels/gpu_engines.hpp"
-#include "cch.hpp"
-#include "gpu.hpp"
+#include "road_index/cch.hpp"
+#include "engine/gpu.hpp"
 #include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "../../kernels/gpu_engines.hpp"
-#include "cch.hpp"
-#include "engine.hpp"
-#include "gpu.hpp"
-#include "predecessors.hpp"
-#include "sssp_dijkstra.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
+#include "base/predecessors.hpp"
+#include "cpu/sssp_dijkstra.hpp"
 #include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "engine.hpp"
-#include "gpu.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
 
 // Inside a TEST: skips it (saying why) where no GPU is usable.
 #define SKIP_WITHOUT_GPU()                                                          \

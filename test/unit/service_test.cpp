@@ -17,13 +17,13 @@
 #include <thread>
 #include <vector>
 
-#include "cch.hpp"
-#include "engine.hpp"
-#include "graph.hpp"
-#include "predecessors.hpp"
-#include "service_client.hpp"
-#include "service_dispatcher.hpp"
-#include "service_protocol.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "base/graph.hpp"
+#include "base/predecessors.hpp"
+#include "service/service_client.hpp"
+#include "service/service_dispatcher.hpp"
+#include "service/service_protocol.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {

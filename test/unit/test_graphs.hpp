@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
-#include "graph.hpp"
+#include "engine/engine.hpp"
+#include "base/graph.hpp"
 
 namespace gpu_routing::testing {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <memory>
 
-#include "graph.hpp"
+#include "base/graph.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "query_reader.hpp"

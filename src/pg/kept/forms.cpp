@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common.hpp"  // format_bytes (the core's headers come before PostgreSQL's)
+#include "base/common.hpp"  // format_bytes (the core's headers come before PostgreSQL's)
 
 #include "kept/forms.hpp"
 

@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
-#include "cch.hpp"
-#include "engine.hpp"
-#include "graph.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "base/graph.hpp"
 
 namespace gpu_routing::pg {
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine.hpp"
-#include "graph.hpp"
+#include "engine/engine.hpp"
+#include "base/graph.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "cch.hpp"
-#include "engine.hpp"
-#include "gpu.hpp"
-#include "graph.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "engine/gpu.hpp"
+#include "base/graph.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "service.hpp"

@@ -1,9 +1,9 @@
 // The forms one session has mapped (see sessions.hpp).
 #include <cstring>
 
-#include "cch.hpp"
-#include "engine.hpp"
-#include "graph.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "base/graph.hpp"
 #include "guard.hpp"
 
 #include "kept/sessions.hpp"

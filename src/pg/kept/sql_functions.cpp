@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "graph.hpp"
+#include "base/graph.hpp"
 #include "progress.hpp"
 #include "service.hpp"
 

@@ -1,0 +1,55 @@
+#include "base/parallel.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstring>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace gpu_routing {
+
+static_assert(sizeof(sigset_t) <= sizeof(unsigned long) * 16, "sigset_t does not fit SignalBlock");
+
+SignalBlock::SignalBlock() {
+  sigset_t all;
+  sigfillset(&all);
+  sigset_t saved;
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  std::memcpy(saved_, &saved, sizeof saved);
+}
+
+SignalBlock::~SignalBlock() {
+  sigset_t saved;
+  std::memcpy(&saved, saved_, sizeof saved);
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+}
+
+int resolve_thread_count(int requested) {
+  if (requested > 0) return requested;
+#ifdef _OPENMP
+  return omp_get_num_procs();
+#else
+  return 1;
+#endif
+}
+
+void prepare_worker_threads(int threads) {
+#ifdef _OPENMP
+  // Per calling thread: OpenMP keeps a pool of workers for each thread that opens a team.
+  static thread_local int started = 1;
+  if (threads <= started) return;
+  SignalBlock block;
+#pragma omp parallel num_threads(threads)
+  {
+    // Empty: creates the workers while the mask is full.
+  }
+  started = threads;
+#else
+  (void)threads;
+#endif
+}
+
+}  // namespace gpu_routing

@@ -1,0 +1,349 @@
+// The CPU engines (OpenMP): Dijkstra per source, Floyd-Warshall (blocked and naive) on the dense
+// matrix, and the road index (a customizable contraction hierarchy, cch.hpp) queried by PHAST.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "cpu/apsp_floyd_warshall.hpp"
+#include "road_index/cch.hpp"
+#include "engine/engine.hpp"
+#include "base/parallel.hpp"
+#include "base/predecessors.hpp"
+#include "cpu/sssp_dijkstra.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace gpu_routing {
+
+namespace {
+
+std::string cpu_device_name(int threads) {
+  return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// Runs body(i, thread) for i in [0, count) on `threads` OpenMP threads; the first exception
+// thrown by any iteration (Cancelled included) is rethrown on the calling thread after the loop.
+template <typename Body>
+void parallel_for_each(int count, int threads, Body&& body) {
+  std::exception_ptr failure;
+  bool failed = false;
+  prepare_worker_threads(threads);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int i = 0; i < count; ++i) {
+    bool skip;
+#pragma omp atomic read
+    skip = failed;
+    if (skip) continue;
+    try {
+#ifdef _OPENMP
+      body(i, omp_get_thread_num());
+#else
+      body(i, 0);
+#endif
+    } catch (...) {
+#pragma omp critical(gpu_routing_failure)
+      {
+        if (!failure) failure = std::current_exception();
+      }
+#pragma omp atomic write
+      failed = true;
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+class CpuDijkstraEngine final : public ShortestPathEngine {
+ public:
+  CpuDijkstraEngine(const Graph& graph, const EngineOptions& options)
+      : ShortestPathEngine(graph, options), threads_(resolve_thread_count(options.threads)) {
+    report_.device_name = cpu_device_name(threads_);
+  }
+  ~CpuDijkstraEngine() override {
+    for (auto& workspace : workspaces_) give_back_dijkstra_workspace(std::move(workspace));
+  }
+  const char* name() const override { return "dijkstra"; }
+  Device device() const override { return Device::kCpu; }
+  int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
+
+  void solve(const SolveRequest& request) override {
+    Stopwatch watch;
+    const VertexIndex n = graph_.vertex_count();
+    const int workers = std::max(1, std::min(threads_, request.source_count));
+    while (static_cast<int>(workspaces_.size()) < workers)
+      workspaces_.push_back(
+          take_dijkstra_workspace(n, graph_.integer_weights ? graph_.max_weight : -1.0));
+    std::vector<std::int64_t> settled(static_cast<std::size_t>(workers), 0);
+    parallel_for_each(request.source_count, workers, [&](int i, int thread) {
+      double* row = request.distances + static_cast<std::size_t>(i) * n;
+      settled[static_cast<std::size_t>(thread)] +=
+          workspaces_[static_cast<std::size_t>(thread)]->run(graph_.forward, request.sources[i],
+                                                             row, request.targets,
+                                                             request.target_count, options_.cancel);
+      if (request.predecessor_arcs != nullptr && request.source_count > 1)
+        compute_predecessors(graph_.reverse, row, request.sources[i],
+                             request.predecessor_arcs + static_cast<std::size_t>(i) * n);
+    });
+    if (request.predecessor_arcs != nullptr && request.source_count == 1) {
+      fill_predecessors_on_host(request);
+    }
+    for (auto s : settled) report_.rounds += s;
+    report_.compute_ms += watch.elapsed_ms();
+  }
+
+ private:
+  int threads_;
+  std::vector<std::unique_ptr<DijkstraWorkspace>> workspaces_;
+};
+
+// The road index: a customizable contraction hierarchy of the graph, made on the first solve()
+// (order, chordal supergraph, customization: seconds on a city, so the engine is kept between
+// calls on a kept graph) and then queried per source. A full row is one PHAST sweep (upward
+// search, then one downward pass over every rank), exact like Dijkstra's, so paths follow the
+// same predecessor rule as every engine; cost-matrix rows come from buckets (each target's
+// upward search stored at the ranks it reaches, then one upward search per source). Distances equal
+// Dijkstra's exactly for whole-number costs; fractional costs are summed in another order and may
+// differ in the last bits.
+class CpuCchEngine final : public ShortestPathEngine {
+ public:
+  CpuCchEngine(const Graph& graph, const EngineOptions& options)
+      : ShortestPathEngine(graph, options), threads_(resolve_thread_count(options.threads)) {
+    report_.device_name = cpu_device_name(threads_);
+  }
+  // Cost matrices up to this many targets go by buckets (see solve()).
+  static constexpr int kBucketTargets = 8192;
+
+  const char* name() const override { return "cch"; }
+  Device device() const override { return Device::kCpu; }
+  int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
+  bool supports_compact_targets() const override { return true; }
+  void rebind(const EngineOptions& options) override {
+    ShortestPathEngine::rebind(options);
+    if (options.road_index != nullptr) options_.road_index = options.road_index;
+    report_.notes = options_.road_index != nullptr
+                        ? "the kept graph's road index (shared)"
+                        : "road index kept from an earlier call on this graph";
+  }
+
+  bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) override {
+    Stopwatch watch;
+    const Cch& cch = index();
+    if (workspaces_.empty())
+      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+    *cost = index_path(cch, graph_, s, t, *workspaces_.front(), arcs);
+    report_.rounds += 1;
+    report_.compute_ms += watch.elapsed_ms();
+    return true;
+  }
+
+  std::unique_ptr<SourceDistances> source_distances(VertexIndex s) override {
+    const Cch& cch = index();
+    if (workspaces_.empty())
+      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+    report_.rounds += 1;
+    return std::make_unique<SettledDistances>(cch, s, *workspaces_.front());
+  }
+
+  void solve(const SolveRequest& request) override {
+    Stopwatch watch;
+    const Cch& cch = index();
+    const VertexIndex n = graph_.vertex_count();
+    const bool compact = request.compact_targets && request.targets != nullptr;
+    const std::size_t width =
+        compact ? static_cast<std::size_t>(request.target_count) : static_cast<std::size_t>(n);
+    // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past
+    // kBucketTargets targets the buckets (a few hundred entries per target) would outgrow a
+    // sweep's row, so each source sweeps and keeps its targets' columns.
+    const bool by_buckets = compact && request.target_count <= kBucketTargets;
+    // Threads only for a few milliseconds of work or more: a bucket row takes tens of
+    // microseconds, and on 2 cores a parallel region beside the backend writing the previous
+    // batch's rows cost more than it saved (Rome 100 x 100: 2.3 ms on one thread, 5-20 ms on two).
+    const double work_us = request.source_count * (by_buckets ? 20.0 + 0.02 * request.target_count
+                                                              : 0.01 * static_cast<double>(n));
+    const int workers =
+        work_us < 5000.0 ? 1 : std::max(1, std::min(threads_, request.source_count));
+    while (static_cast<int>(workspaces_.size()) < workers)
+      workspaces_.push_back(std::make_unique<CchWorkspace>(n));
+    // A call's batches share their targets: the buckets are made once for them (each fill walks
+    // every target's ancestors and costs more than a batch's rows: New York 1000 x 1000 took
+    // 249 ms in 32 batches, most of it refilling).
+    if (by_buckets && (buckets_index_ != &cch ||
+                       !std::equal(request.targets, request.targets + request.target_count,
+                                   bucket_targets_.begin(), bucket_targets_.end()))) {
+      cch.fill_buckets(request.targets, request.target_count, buckets_, *workspaces_[0]);
+      bucket_targets_.assign(request.targets, request.targets + request.target_count);
+      buckets_index_ = &cch;
+    }
+    std::vector<std::vector<double>> sweeps(compact && !by_buckets ? workers : 0);
+    parallel_for_each(request.source_count, workers, [&](int i, int thread) {
+      options_.cancel.throw_if_requested();
+      CchWorkspace& workspace = *workspaces_[static_cast<std::size_t>(thread)];
+      double* row = request.distances + static_cast<std::size_t>(i) * width;
+      const VertexIndex source = request.sources[i];
+      if (by_buckets) {
+        cch.row_from_buckets(source, buckets_, row, workspace);
+      } else if (compact) {
+        std::vector<double>& sweep = sweeps[static_cast<std::size_t>(thread)];
+        sweep.resize(static_cast<std::size_t>(n));
+        cch.one_to_all(source, sweep.data(), workspace);
+        for (int t = 0; t < request.target_count; ++t)
+          row[t] = sweep[static_cast<std::size_t>(request.targets[t])];
+      } else {
+        cch.one_to_all(source, row, workspace);
+        if (request.predecessor_arcs != nullptr)
+          compute_predecessors(graph_.reverse, row, source,
+                               request.predecessor_arcs + static_cast<std::size_t>(i) * n);
+      }
+    });
+    report_.rounds += request.source_count;
+    report_.compute_ms += watch.elapsed_ms();
+  }
+
+ private:
+  // Cch::settled_distance() for one source, the workspace given back when done.
+  class SettledDistances final : public SourceDistances {
+   public:
+    SettledDistances(const Cch& cch, VertexIndex source, CchWorkspace& workspace)
+        : cch_(cch), source_(source), workspace_(workspace) {
+      cch_.start_settling(source_, workspace_);
+    }
+    ~SettledDistances() override { cch_.finish_settling(source_, workspace_); }
+    SettledDistances(const SettledDistances&) = delete;
+    SettledDistances& operator=(const SettledDistances&) = delete;
+    double distance(VertexIndex v) override { return cch_.settled_distance(v, workspace_); }
+    std::size_t settled() const override { return workspace_.settled_count(); }
+
+   private:
+    const Cch& cch_;
+    VertexIndex source_;
+    CchWorkspace& workspace_;
+  };
+
+  // The kept graph's shared index when there is one, else this engine's own (made now if not yet).
+  const Cch& index() {
+    if (options_.road_index != nullptr) {
+      if (report_.notes.empty()) report_.notes = "the kept graph's road index (shared)";
+      return *options_.road_index;
+    }
+    if (!cch_.customized()) build_index();
+    return cch_;
+  }
+
+  void build_index() {
+    cch_ = make_road_index(graph_, options_.cancel, options_.threads, &report_.notes);
+  }
+
+  int threads_;
+  Cch cch_;
+  std::vector<std::unique_ptr<CchWorkspace>> workspaces_;
+  // The last targets' buckets and the index they were made on.
+  CchBuckets buckets_;
+  std::vector<VertexIndex> bucket_targets_;
+  const Cch* buckets_index_ = nullptr;
+};
+
+// Dense engines close the whole matrix on the first solve() and copy rows out afterwards.
+class CpuFloydWarshallEngine final : public ShortestPathEngine {
+ public:
+  CpuFloydWarshallEngine(const Graph& graph, const EngineOptions& options, bool blocked)
+      : ShortestPathEngine(graph, options),
+        threads_(resolve_thread_count(options.threads)),
+        blocked_(blocked) {
+    report_.device_name = cpu_device_name(threads_);
+  }
+  const char* name() const override { return blocked_ ? "blocked_fw" : "floyd_warshall"; }
+  Device device() const override { return Device::kCpu; }
+  int preferred_batch_size() const override {
+    return std::max<VertexIndex>(1, graph_.vertex_count());
+  }
+
+  void solve(const SolveRequest& request) override {
+    Stopwatch watch;
+    if (!closed_) {
+      int tile = blocked_ ? kCpuFloydWarshallTile : 1;
+      matrix_ = build_dense_matrix(graph_.forward, tile);
+      if (blocked_)
+        floyd_warshall_blocked(matrix_, tile, threads_, options_.cancel);
+      else
+        floyd_warshall_naive(matrix_, threads_, options_.cancel);
+      closed_ = true;
+    }
+    const VertexIndex n = graph_.vertex_count();
+    for (int i = 0; i < request.source_count; ++i)
+      std::memcpy(request.distances + static_cast<std::size_t>(i) * n,
+                  matrix_.row(request.sources[i]), sizeof(double) * static_cast<std::size_t>(n));
+    report_.compute_ms += watch.elapsed_ms();
+    if (request.predecessor_arcs != nullptr) fill_predecessors_on_host(request);
+  }
+
+ private:
+  int threads_;
+  bool blocked_;
+  bool closed_ = false;
+  DenseDistanceMatrix matrix_;
+};
+
+std::size_t dijkstra_bytes(const Graph& graph, int batch) {
+  std::size_t per_thread =
+      static_cast<std::size_t>(graph.vertex_count()) * (sizeof(std::int32_t) + 1 + 16);
+  return saturating_multiply(per_thread,
+                             static_cast<std::size_t>(std::max(1, std::min(batch, 256))));
+}
+
+// The hierarchy of a road network holds 5-6 arcs per vertex of ~28 bytes each, plus ranks, the
+// input arcs' positions and a workspace per thread: 200 bytes per vertex and 8 per arc covers
+// New York (48 MB measured for 264k vertices) with room for denser graphs' fill-in; rows of a
+// cost matrix's sweeps come on top.
+std::size_t cch_bytes(const Graph& graph, int batch) {
+  const auto n = static_cast<std::size_t>(graph.vertex_count());
+  const std::size_t threads = static_cast<std::size_t>(std::max(1, std::min(batch, 256)));
+  return saturating_add(
+      saturating_add(saturating_multiply(n, 200),
+                     saturating_multiply(static_cast<std::size_t>(graph.arc_count()), 8)),
+      saturating_multiply(threads, n * (2 * sizeof(double) + 8 + sizeof(double))));
+}
+
+std::size_t blocked_fw_bytes(const Graph& graph, int) {
+  return dense_matrix_bytes(graph.vertex_count(), kCpuFloydWarshallTile);
+}
+
+std::size_t naive_fw_bytes(const Graph& graph, int) {
+  return dense_matrix_bytes(graph.vertex_count(), 1);
+}
+
+}  // namespace
+
+const std::vector<EngineInfo>& cpu_engine_table() {
+  static const std::vector<EngineInfo> table = {
+      {"dijkstra", Device::kCpu, true, true, false,
+       "Dijkstra with an indexed 4-ary heap; many sources run in parallel, one per thread",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuDijkstraEngine>(g, o);
+       },
+       dijkstra_bytes},
+      {"blocked_fw", Device::kCpu, false, true, true,
+       "cache-blocked, vectorised three-phase Floyd-Warshall on the dense matrix (seed 002)",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuFloydWarshallEngine>(g, o, true);
+       },
+       blocked_fw_bytes},
+      {"floyd_warshall", Device::kCpu, false, true, true,
+       "the textbook Floyd-Warshall, one parallel sweep per k",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuFloydWarshallEngine>(g, o, false);
+       },
+       naive_fw_bytes},
+      {"cch", Device::kCpu, true, true, false,
+       "the road index: a customizable contraction hierarchy made on the first call (kept with a "
+       "kept graph), rows by PHAST sweeps, few-target rows by hierarchy queries",
+       [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
+         return std::make_unique<CpuCchEngine>(g, o);
+       },
+       cch_bytes, true},
+  };
+  return table;
+}
+
+}  // namespace gpu_routing

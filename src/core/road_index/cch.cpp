@@ -1,0 +1,495 @@
+// The hierarchy: its construction from a contraction order (nested_dissection.cpp gives one)
+// and its queries. Its customization is in cch_customize.cpp, its flat images in cch_image.cpp.
+#include "road_index/cch.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "road_index/cancel_pacer.hpp"
+#include "road_index/undirected_topology.hpp"
+
+namespace gpu_routing {
+
+using detail::CancelPacer;
+using detail::undirected_topology;
+using detail::UndirectedTopology;
+
+namespace {
+
+constexpr std::size_t kMaxArcs = static_cast<std::size_t>(std::numeric_limits<ArcIndex>::max());
+
+}  // namespace
+
+void CchWorkspace::resize(VertexIndex vertex_count) {
+  const auto n = static_cast<std::size_t>(vertex_count);
+  forward_distance_.assign(n, kInfinity);
+  backward_distance_.assign(n, kInfinity);
+  forward_arc_.assign(n, kNoArc);
+  backward_arc_.assign(n, kNoArc);
+  settled_.assign(n, kInfinity);
+  is_settled_.assign(n, 0);
+  settled_ranks_.clear();
+  settle_chain_.clear();
+  settled_arcs_ = 0;
+}
+
+Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel)
+    : vertex_at_rank_(std::move(order)) {
+  Stopwatch watch;
+  const VertexIndex n = graph.vertex_count();
+  if (vertex_at_rank_.size() != static_cast<std::size_t>(n))
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "the contraction order has " + std::to_string(vertex_at_rank_.size()) +
+                           " entries for " + std::to_string(n) + " vertices");
+  rank_of_vertex_.assign(static_cast<std::size_t>(n), kNoVertex);
+  for (VertexIndex r = 0; r < n; ++r) {
+    const VertexIndex v = vertex_at_rank_[static_cast<std::size_t>(r)];
+    if (v < 0 || v >= n || rank_of_vertex_[static_cast<std::size_t>(v)] != kNoVertex)
+      throw RoutingError(ErrorKind::kInvalidParameter, "the contraction order is no permutation");
+    rank_of_vertex_[static_cast<std::size_t>(v)] = r;
+  }
+
+  // Contracting ranks in increasing order: a rank's upward neighbours become pairwise adjacent.
+  // Adding them all to the lowest one (its elimination-tree parent) suffices, since that one is
+  // contracted next among them and passes the rest on in turn.
+  std::vector<std::vector<VertexIndex>> upward(static_cast<std::size_t>(n));
+  {
+    const UndirectedTopology topology = undirected_topology(graph.forward);
+    for (VertexIndex v = 0; v < n; ++v) {
+      const VertexIndex rank = rank_of_vertex_[static_cast<std::size_t>(v)];
+      for (const VertexIndex* w = topology.begin(v); w != topology.end(v); ++w) {
+        const VertexIndex other = rank_of_vertex_[static_cast<std::size_t>(*w)];
+        if (other > rank) upward[static_cast<std::size_t>(rank)].push_back(other);
+      }
+    }
+  }
+  parent_.assign(static_cast<std::size_t>(n), kNoVertex);
+  arc_first_.assign(static_cast<std::size_t>(n) + 1, 0);
+  CancelPacer pacer(cancel);
+  cancel.throw_if_requested();
+  for (VertexIndex r = 0; r < n; ++r) {
+    std::vector<VertexIndex>& row = upward[static_cast<std::size_t>(r)];
+    pacer.throw_after(1 + 8 * static_cast<std::int64_t>(row.size()));  // sorted, then copied
+    std::sort(row.begin(), row.end());
+    row.erase(std::unique(row.begin(), row.end()), row.end());
+    if (!row.empty()) {
+      const VertexIndex parent = row.front();
+      parent_[static_cast<std::size_t>(r)] = parent;
+      auto& parent_row = upward[static_cast<std::size_t>(parent)];
+      parent_row.insert(parent_row.end(), row.begin() + 1, row.end());
+    }
+    if (arc_head_.size() + row.size() > kMaxArcs)
+      throw RoutingError(ErrorKind::kProgramLimit,
+                         "the contraction hierarchy needs more than 2^31 - 1 arcs",
+                         "a better contraction order (with coordinates) needs fewer");
+    arc_head_.insert(arc_head_.end(), row.begin(), row.end());
+    arc_first_[static_cast<std::size_t>(r) + 1] = static_cast<ArcIndex>(arc_head_.size());
+    std::vector<VertexIndex>().swap(row);  // final: no lower rank adds to it any more
+  }
+  arc_head_.shrink_to_fit();
+
+  std::vector<int> depth(static_cast<std::size_t>(n), 1);
+  for (VertexIndex r = n - 1; r >= 0; --r) {
+    const VertexIndex parent = parent_[static_cast<std::size_t>(r)];
+    if (parent != kNoVertex)
+      depth[static_cast<std::size_t>(r)] = depth[static_cast<std::size_t>(parent)] + 1;
+    elimination_tree_height_ =
+        std::max(elimination_tree_height_, depth[static_cast<std::size_t>(r)]);
+  }
+
+  map_input_arcs(graph);
+  workspace_.resize(n);
+  bind_owned();
+  build_ms_ = watch.elapsed_ms();
+}
+
+void Cch::bind_owned() {
+  auto span = [](const auto& vector) {
+    return CchSpan<typename std::decay_t<decltype(vector)>::value_type>{vector.data(),
+                                                                        vector.size()};
+  };
+  at_rank_ = span(vertex_at_rank_);
+  rank_ = span(rank_of_vertex_);
+  parent_span_ = span(parent_);
+  first_ = span(arc_first_);
+  head_ = span(arc_head_);
+  up_ = span(up_weight_);
+  down_ = span(down_weight_);
+  up_via_span_ = span(up_via_);
+  down_via_span_ = span(down_via_);
+  input_arc_span_ = span(input_arc_to_cch_arc_);
+}
+
+bool Cch::same_topology(const Graph& graph) const {
+  return graph.vertex_count() == vertex_count() &&
+         static_cast<std::size_t>(graph.arc_count()) == input_arc_span_.count &&
+         topology_fingerprint(graph) == fingerprint_;
+}
+
+std::uint64_t Cch::topology_fingerprint(const Graph& graph) {
+  // FNV-1a over the CSR structure: re-customizing with a graph of another topology would index
+  // arcs that are not there, so customize() refuses it.
+  std::uint64_t hash = 14695981039346656037ULL;
+  auto mix = [&hash](std::uint64_t value) {
+    hash ^= value;
+    hash *= 1099511628211ULL;
+  };
+  const CsrGraph& forward = graph.forward;
+  mix(static_cast<std::uint64_t>(forward.vertex_count));
+  for (ArcIndex offset : forward.row_offsets) mix(static_cast<std::uint64_t>(offset));
+  for (VertexIndex head : forward.heads) mix(static_cast<std::uint64_t>(head));
+  return hash;
+}
+
+void Cch::map_input_arcs(const Graph& graph) {
+  bind_owned();  // find_arc reads the spans
+  const CsrGraph& forward = graph.forward;
+  input_arc_to_cch_arc_.assign(static_cast<std::size_t>(forward.arc_count()), kNoArc);
+  for (VertexIndex u = 0; u < forward.vertex_count; ++u) {
+    const VertexIndex rank_u = rank_of_vertex_[static_cast<std::size_t>(u)];
+    for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a) {
+      const VertexIndex rank_v =
+          rank_of_vertex_[static_cast<std::size_t>(forward.heads[static_cast<std::size_t>(a)])];
+      if (rank_v == rank_u) continue;  // a self loop is on no shortest path
+      input_arc_to_cch_arc_[static_cast<std::size_t>(a)] =
+          find_arc(std::min(rank_u, rank_v), std::max(rank_u, rank_v));
+    }
+  }
+  fingerprint_ = topology_fingerprint(graph);
+  bind_owned();
+}
+
+ArcIndex Cch::find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const {
+  const auto first = head_.begin() + first_[static_cast<std::size_t>(lower_rank)];
+  const auto last = head_.begin() + first_[static_cast<std::size_t>(lower_rank) + 1];
+  const auto found = std::lower_bound(first, last, higher_rank);
+  if (found == last || *found != higher_rank)
+    throw RoutingError(ErrorKind::kInternal, "contraction hierarchy arc missing");
+  return static_cast<ArcIndex>(found - head_.begin());
+}
+
+CchWorkspace& Cch::own_workspace() {
+  if (workspace_.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace_.resize(vertex_count());
+  return workspace_;
+}
+
+void Cch::require_customized() const {
+  if (!customized_)
+    throw RoutingError(ErrorKind::kInternal, "contraction hierarchy queried before customization");
+}
+
+VertexIndex Cch::checked_rank(VertexIndex vertex) const {
+  if (vertex < 0 || vertex >= vertex_count())
+    throw RoutingError(ErrorKind::kInvalidParameter,
+                       "vertex index " + std::to_string(vertex) + " is not in the hierarchy");
+  return rank_[static_cast<std::size_t>(vertex)];
+}
+
+// Every upward neighbour of a rank is one of its elimination-tree ancestors, so walking the
+// ancestors in increasing rank relaxes each reached rank after all arcs into it: no queue. Each
+// reached rank is shown to `visit(x, distance)` with its final distance before its arcs are
+// relaxed.
+template <typename Visit>
+void Cch::walk_up(VertexIndex start, std::vector<double>& distance, const CchSpan<double>& weights,
+                  std::vector<std::int32_t>* arc_of, Visit&& visit) const {
+  distance[static_cast<std::size_t>(start)] = 0.0;
+  for (VertexIndex x = start; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
+    const double here = distance[static_cast<std::size_t>(x)];
+    if (here == kInfinity) continue;
+    visit(x, here);
+    for (ArcIndex a = first_[static_cast<std::size_t>(x)];
+         a < first_[static_cast<std::size_t>(x) + 1]; ++a) {
+      const auto y = static_cast<std::size_t>(head_[static_cast<std::size_t>(a)]);
+      const double through = here + weights[static_cast<std::size_t>(a)];
+      if (through < distance[y]) {
+        distance[y] = through;
+        if (arc_of != nullptr) (*arc_of)[y] = a;
+      }
+    }
+  }
+}
+
+void Cch::reset_walk(VertexIndex start, std::vector<double>& distance) const {
+  for (VertexIndex x = start; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
+    distance[static_cast<std::size_t>(x)] = kInfinity;
+}
+
+VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
+                        double* best) const {
+  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  const auto nothing = [](VertexIndex, double) {};
+  walk_up(source_rank, ws.forward_distance_, up_, &ws.forward_arc_, nothing);
+  walk_up(target_rank, ws.backward_distance_, down_, &ws.backward_arc_, nothing);
+  // Shortest paths in a CCH go up then down, meeting at a common ancestor (ranks off the target's
+  // chain still hold +infinity backward).
+  *best = kInfinity;
+  VertexIndex meeting = kNoVertex;
+  for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
+    const double total = ws.forward_distance_[static_cast<std::size_t>(x)] +
+                         ws.backward_distance_[static_cast<std::size_t>(x)];
+    if (total < *best) {
+      *best = total;
+      meeting = x;
+    }
+  }
+  return meeting;
+}
+
+void Cch::clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const {
+  reset_walk(source_rank, ws.forward_distance_);
+  reset_walk(target_rank, ws.backward_distance_);
+}
+
+double Cch::distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  const VertexIndex target_rank = checked_rank(t);
+  if (s == t) return 0.0;
+  double best = kInfinity;
+  search(source_rank, target_rank, workspace, &best);
+  clear(source_rank, target_rank, workspace);
+  return best;
+}
+
+std::vector<ArcIndex> Cch::path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  const VertexIndex target_rank = checked_rank(t);
+  std::vector<ArcIndex> arcs;
+  if (s == t) return arcs;
+  double best = kInfinity;
+  const VertexIndex meeting = search(source_rank, target_rank, workspace, &best);
+  if (meeting == kNoVertex) {
+    clear(source_rank, target_rank, workspace);
+    return arcs;
+  }
+  // The arc that set a rank's distance starts at a lower rank that was reached in this search;
+  // following them from the meeting rank ends at the source (forward) or the target (backward).
+  auto lower_end = [this](ArcIndex arc) {
+    const auto after = std::upper_bound(first_.begin(), first_.end(), arc);
+    return static_cast<VertexIndex>(after - first_.begin() - 1);
+  };
+  std::vector<ArcIndex> up_arcs, down_arcs;
+  for (VertexIndex x = meeting; x != source_rank;) {
+    const ArcIndex arc = workspace.forward_arc_[static_cast<std::size_t>(x)];
+    up_arcs.push_back(arc);
+    x = lower_end(arc);
+  }
+  for (VertexIndex x = meeting; x != target_rank;) {
+    const ArcIndex arc = workspace.backward_arc_[static_cast<std::size_t>(x)];
+    down_arcs.push_back(arc);
+    x = lower_end(arc);
+  }
+  clear(source_rank, target_rank, workspace);
+  std::reverse(up_arcs.begin(), up_arcs.end());
+  for (ArcIndex arc : up_arcs) unpack(arc, true, arcs);
+  for (ArcIndex arc : down_arcs) unpack(arc, false, arcs);
+  return arcs;
+}
+
+void Cch::unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const {
+  // A shortcut x-y through middle m (m < x < y) stands for two arcs whose lower end is m, so each
+  // step of the expansion lowers the ranks involved and it ends. An explicit stack keeps deep
+  // hierarchies off the call stack; the second half is pushed first so the first comes out first.
+  struct Step {
+    ArcIndex arc;
+    VertexIndex lower;  // rank of the arc's lower end
+    bool upward;
+  };
+  const auto after = std::upper_bound(first_.begin(), first_.end(), arc);
+  std::vector<Step> stack = {{arc, static_cast<VertexIndex>(after - first_.begin() - 1), upward}};
+  while (!stack.empty()) {
+    const Step step = stack.back();
+    stack.pop_back();
+    const std::int32_t via =
+        (step.upward ? up_via_span_ : down_via_span_)[static_cast<std::size_t>(step.arc)];
+    if (via >= 0) {
+      out.push_back(via);
+      continue;
+    }
+    if (via == kNoArc)
+      throw RoutingError(ErrorKind::kInternal,
+                         "contraction hierarchy arc with no origin on a path");
+    const VertexIndex middle = decode_middle(via);
+    const VertexIndex higher = head_[static_cast<std::size_t>(step.arc)];
+    const ArcIndex middle_lower = find_arc(middle, step.lower);
+    const ArcIndex middle_higher = find_arc(middle, higher);
+    if (step.upward) {  // lower -> middle -> higher
+      stack.push_back({middle_higher, middle, true});
+      stack.push_back({middle_lower, middle, false});
+    } else {  // higher -> middle -> lower
+      stack.push_back({middle_lower, middle, true});
+      stack.push_back({middle_higher, middle, false});
+    }
+  }
+}
+
+void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (workspace.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace.resize(vertex_count());
+  std::vector<double>& distance_by_rank = workspace.forward_distance_;
+  walk_up(source_rank, distance_by_rank, up_, nullptr, [](VertexIndex, double) {});
+  // PHAST's sweep: in decreasing rank every higher neighbour is final, and a shortest path's last
+  // part goes down, so pulling over downward arcs completes each rank.
+  for (VertexIndex r = vertex_count() - 1; r >= 0; --r) {
+    double best = distance_by_rank[static_cast<std::size_t>(r)];
+    for (ArcIndex a = first_[static_cast<std::size_t>(r)];
+         a < first_[static_cast<std::size_t>(r) + 1]; ++a)
+      best = std::min(
+          best, distance_by_rank[static_cast<std::size_t>(head_[static_cast<std::size_t>(a)])] +
+                    down_[static_cast<std::size_t>(a)]);
+    distance_by_rank[static_cast<std::size_t>(r)] = best;
+    distances[at_rank_[static_cast<std::size_t>(r)]] = best;
+  }
+  std::fill(distance_by_rank.begin(), distance_by_rank.end(), kInfinity);
+}
+
+void Cch::start_settling(VertexIndex s, CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (workspace.is_settled_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace.resize(vertex_count());
+  walk_up(source_rank, workspace.forward_distance_, up_, nullptr, [](VertexIndex, double) {});
+}
+
+double Cch::settled_distance(VertexIndex v, CchWorkspace& workspace) const {
+  const VertexIndex rank = checked_rank(v);
+  std::vector<char>& is_settled = workspace.is_settled_;
+  std::vector<double>& settled = workspace.settled_;
+  if (is_settled[static_cast<std::size_t>(rank)]) return settled[static_cast<std::size_t>(rank)];
+  // A rank's distance depends on its upward neighbours', all of them its elimination-tree
+  // ancestors: the ranks up its parent chain, settled from the top down. Whole chains are settled
+  // up to the root, so a settled rank's ancestors are settled too and the walk stops at the first.
+  std::vector<VertexIndex>& chain = workspace.settle_chain_;
+  chain.clear();
+  for (VertexIndex x = rank; x != kNoVertex && !is_settled[static_cast<std::size_t>(x)];
+       x = parent_span_[static_cast<std::size_t>(x)])
+    chain.push_back(x);
+  for (auto at = chain.rbegin(); at != chain.rend(); ++at) {
+    const auto x = static_cast<std::size_t>(*at);
+    double best = workspace.forward_distance_[x];
+    for (ArcIndex a = first_[x]; a < first_[x + 1]; ++a)
+      best = std::min(best, settled[static_cast<std::size_t>(head_[static_cast<std::size_t>(a)])] +
+                                down_[static_cast<std::size_t>(a)]);
+    settled[x] = best;
+    is_settled[x] = 1;
+    workspace.settled_ranks_.push_back(*at);
+    workspace.settled_arcs_ += first_[x + 1] - first_[x];
+  }
+  return settled[static_cast<std::size_t>(rank)];
+}
+
+void Cch::finish_settling(VertexIndex s, CchWorkspace& workspace) const {
+  reset_walk(checked_rank(s), workspace.forward_distance_);
+  for (VertexIndex r : workspace.settled_ranks_) {
+    workspace.is_settled_[static_cast<std::size_t>(r)] = 0;
+    workspace.settled_[static_cast<std::size_t>(r)] = kInfinity;
+  }
+  workspace.settled_ranks_.clear();
+  workspace.settled_arcs_ = 0;
+}
+
+void Cch::upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double>>& reached,
+                        CchWorkspace& workspace) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (workspace.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace.resize(vertex_count());
+  reached.clear();
+  walk_up(source_rank, workspace.forward_distance_, up_, nullptr,
+          [&](VertexIndex x, double here) { reached.emplace_back(x, here); });
+  reset_walk(source_rank, workspace.forward_distance_);
+}
+
+void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
+                       CchWorkspace& ws) const {
+  require_customized();
+  const VertexIndex n = vertex_count();
+  if (ws.backward_distance_.size() != static_cast<std::size_t>(n)) ws.resize(n);
+  // Each target's ancestors with their distance down to it, gathered, then sorted by rank.
+  struct Entry {
+    VertexIndex rank;
+    std::int32_t target;
+    double distance;
+  };
+  std::vector<Entry> entries;
+  for (int j = 0; j < target_count; ++j) {
+    const VertexIndex target_rank = checked_rank(targets[j]);
+    walk_up(target_rank, ws.backward_distance_, down_, nullptr, [&](VertexIndex x, double here) {
+      entries.push_back({x, j, here});
+    });
+    reset_walk(target_rank, ws.backward_distance_);
+  }
+  buckets.first_.assign(static_cast<std::size_t>(n) + 1, 0);
+  for (const Entry& e : entries) ++buckets.first_[static_cast<std::size_t>(e.rank) + 1];
+  for (VertexIndex r = 0; r < n; ++r)
+    buckets.first_[static_cast<std::size_t>(r) + 1] += buckets.first_[static_cast<std::size_t>(r)];
+  buckets.target_.resize(entries.size());
+  buckets.distance_.resize(entries.size());
+  std::vector<std::int64_t> fill(buckets.first_.begin(), buckets.first_.end() - 1);
+  for (const Entry& e : entries) {
+    const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(e.rank)]++);
+    buckets.target_[at] = e.target;
+    buckets.distance_[at] = e.distance;
+  }
+  buckets.target_count_ = target_count;
+}
+
+void Cch::row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row,
+                           CchWorkspace& ws) const {
+  require_customized();
+  const VertexIndex source_rank = checked_rank(s);
+  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  std::fill(row, row + buckets.target_count_, kInfinity);
+  walk_up(source_rank, ws.forward_distance_, up_, nullptr, [&](VertexIndex x, double here) {
+    for (std::int64_t e = buckets.first_[static_cast<std::size_t>(x)];
+         e < buckets.first_[static_cast<std::size_t>(x) + 1]; ++e) {
+      double& cell = row[buckets.target_[static_cast<std::size_t>(e)]];
+      cell = std::min(cell, here + buckets.distance_[static_cast<std::size_t>(e)]);
+    }
+  });
+  reset_walk(source_rank, ws.forward_distance_);
+}
+
+std::size_t Cch::memory_bytes() const {
+  auto bytes = [](const auto& span) { return span.count * sizeof(span[0]); };
+  return bytes(at_rank_) + bytes(rank_) + bytes(parent_span_) + bytes(first_) + bytes(head_) +
+         bytes(up_) + bytes(down_) + bytes(up_via_span_) + bytes(down_via_span_) +
+         bytes(input_arc_span_);
+}
+
+Cch make_road_index(const Graph& graph, const CancelToken& cancel, int threads, std::string* note) {
+  Stopwatch watch;
+  std::vector<VertexIndex> order = cch_order(graph, nullptr, nullptr, cancel);
+  const double order_ms = watch.elapsed_ms();
+  Cch cch(graph, std::move(order), cancel);
+  cch.customize(graph, cancel, threads);
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "road index built by this call: order %.0f ms, hierarchy %.0f ms, customization "
+                "%.0f ms, %.1f MB",
+                order_ms, cch.build_ms(), cch.customization_ms(),
+                static_cast<double>(cch.memory_bytes()) / 1e6);
+  if (note != nullptr) *note = text;
+  return cch;
+}
+
+double index_path(const Cch& cch, const Graph& graph, VertexIndex s, VertexIndex t,
+                  CchWorkspace& workspace, std::vector<ArcIndex>& arcs) {
+  arcs = cch.path(s, t, workspace);
+  if (arcs.empty()) return s == t ? 0.0 : kInfinity;
+  double cost = 0.0;
+  for (ArcIndex a : arcs) cost += graph.forward.weights[static_cast<std::size_t>(a)];
+  return cost;
+}
+
+}  // namespace gpu_routing

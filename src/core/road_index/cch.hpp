@@ -1,0 +1,327 @@
+// A customizable contraction hierarchy (CCH; Dibbelt, Strasser, Wagner: "Customizable Contraction
+// Hierarchies", 2016): the foundation of the road index of issue 12.
+//
+// Three phases, each depending on less than the next:
+//  1. cch_order(): a contraction order from the topology alone (nested dissection).
+//  2. Cch(graph, order): the chordal supergraph of the undirected topology under that order (every
+//     vertex's higher-ranked neighbours, with the fill-in that contracting the lower ones adds),
+//     stored as upward arcs in CSR form by rank. No weights yet.
+//  3. Cch::customize(graph): the graph's current weights on those arcs (lower-triangle relaxation
+//     in rank order). Cheap next to 1 and 2, and repeatable whenever the weights change while the
+//     topology does not.
+// Queries then need no priority queue: one-to-one walks the elimination tree from both ends, and
+// one-to-all is PHAST (the same upward walk, then one downward sweep over all ranks).
+//
+// Distances equal Dijkstra's exactly when every weight is a whole number (all sums are exact in
+// float64 then, in any order). With fractional weights a CCH distance is a sum of the same arc
+// weights in another association order, so it may differ from Dijkstra's in the last bits (the
+// unit tests allow 1e-9 relative).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/common.hpp"
+#include "base/graph.hpp"
+#include "road_index/nested_dissection.hpp"
+
+namespace gpu_routing {
+
+// Hierarchies of at least this many ranks are customized on every core by default (Cch::customize).
+constexpr VertexIndex kCchParallelRanks = 50000;
+
+class Cch;
+namespace gpu {
+class CchCustomizer;  // src/core/engine/gpu.hpp: customize() on the GPU
+}
+
+// A read-only array: the Cch's own vectors, or a part of a mapped index image (Cch::view_image).
+template <typename T>
+struct CchSpan {
+  const T* data = nullptr;
+  std::size_t count = 0;
+  std::size_t size() const { return count; }
+  const T& operator[](std::size_t i) const { return data[i]; }
+  const T* begin() const { return data; }
+  const T* end() const { return data + count; }
+};
+
+// The per-query scratch arrays (sized to the vertex count, kept at +infinity between queries), so
+// that one Cch can serve concurrent queries, one workspace per thread.
+class CchWorkspace {
+ public:
+  CchWorkspace() = default;
+  explicit CchWorkspace(VertexIndex vertex_count) { resize(vertex_count); }
+  void resize(VertexIndex vertex_count);
+  // Ranks Cch::settled_distance() has settled since start_settling(), and the upward arcs it read
+  // to settle them (their sum is the settling's work: auto prices few paths by it).
+  std::size_t settled_count() const { return settled_ranks_.size(); }
+  std::int64_t settled_arc_count() const { return settled_arcs_; }
+
+ private:
+  friend class Cch;
+  std::vector<double> forward_distance_;   // by rank: from the source, upward arcs only
+  std::vector<double> backward_distance_;  // by rank: to the target, downward arcs only
+  std::vector<std::int32_t> forward_arc_;  // by rank: the CCH arc that last improved it
+  std::vector<std::int32_t> backward_arc_;
+  // settled_distance(): by rank, the exact distance and whether it is settled (kept unsettled
+  // between sources); the ranks settled, and the chain being settled.
+  std::vector<double> settled_;
+  std::vector<char> is_settled_;
+  std::vector<VertexIndex> settled_ranks_;
+  std::vector<VertexIndex> settle_chain_;
+  std::int64_t settled_arcs_ = 0;
+};
+
+// The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):
+// for each rank, which targets its downward distances reach and how far. Filled by
+// Cch::fill_buckets once per set of targets, then read by any number of sources (threads too).
+class CchBuckets {
+ private:
+  friend class Cch;
+  std::vector<std::int64_t> first_;   // by rank: entries first_[r] .. first_[r + 1] - 1
+  std::vector<std::int32_t> target_;  // the target's position in the query's target list
+  std::vector<double> distance_;      // from the rank down to that target
+  int target_count_ = 0;
+};
+
+class Cch {
+ public:
+  Cch() = default;
+  // Moving keeps the arrays where they are (the spans stay valid); copying would not.
+  Cch(Cch&&) = default;
+  Cch& operator=(Cch&&) = default;
+  Cch(const Cch&) = delete;
+  Cch& operator=(const Cch&) = delete;
+  // `order`: the vertex at each rank, a permutation of 0 .. vertex_count - 1 (as cch_order gives).
+  // Builds the topology only; customize() before querying. Throws kInvalidParameter on an order
+  // that is no permutation, kProgramLimit past 2^31 - 1 CCH arcs.
+  Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel = {});
+
+  // Applies the graph's current weights. `graph` must have the topology the Cch was built from
+  // (same vertices, same arcs in the same CSR order; weights free): kInvalidParameter otherwise.
+  // Callable again after the weights change.
+  // `threads`: 0 = every core from kCchParallelRanks ranks on, one thread below; a positive count
+  // is used as given, whatever the size. Several threads take disjoint elimination-tree subtrees
+  // (their triangles write only arcs leaving their own subtree or the ranks above all of them,
+  // "the top", of which each thread writes a private copy), then the copies are merged and the
+  // top's ranks relaxed on one thread. The weights and vias are bit-identical for every thread
+  // count: where candidates tie, the lowest middle rank wins, as in one increasing sweep.
+  void customize(const Graph& graph, const CancelToken& cancel = {}, int threads = 0);
+  bool customized() const { return customized_; }
+  // Weight arrays on transparent huge pages from the next customization on, for a hierarchy that
+  // is customized once and then copied (a kept graph's index, written into shared memory): on the
+  // 2-core VM the 4 kB page faults of New York's 37 MB of fresh weights cost about as much as the
+  // customization (in SQL 118-123 -> 67-85 ms), but queries answered from huge pages after other
+  // work had emptied the caches took 150 us instead of 40 (one-to-one, New York), so a hierarchy
+  // that is queried in place keeps ordinary pages.
+  void set_huge_pages(bool on) { huge_pages_ = on; }
+
+  // Shortest-path distance from s to t (vertex indices); kInfinity when t is unreachable.
+  double distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
+  // The arcs (indices into graph.forward) of a shortest path s -> t in path order; empty when
+  // s == t or t is unreachable. Every arc's weight is the one its step costs. Where several paths
+  // tie, this one is the hierarchy's pick, not necessarily the predecessor rule's.
+  std::vector<ArcIndex> path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
+  // distances[v] for every vertex index v from s, by PHAST.
+  void one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const;
+  // One source's exact distances, vertex by vertex as asked: what a path's tracing reads (the
+  // path's vertices and their neighbours, trace_strict_path) without a whole row. Each asked
+  // rank takes PHAST's downward step from its upward neighbours, which are its elimination-tree
+  // ancestors, settled first from the top down: only the ranks those distances depend on are
+  // settled, each once, and the values equal one_to_all's exactly. start_settling() walks up from
+  // s, settled_distance() answers (kInfinity where unreachable), finish_settling() puts the
+  // workspace back for the next source.
+  void start_settling(VertexIndex s, CchWorkspace& workspace) const;
+  double settled_distance(VertexIndex v, CchWorkspace& workspace) const;
+  void finish_settling(VertexIndex s, CchWorkspace& workspace) const;
+  // PHAST's first half alone: the ranks s reaches over upward arcs (its elimination-tree
+  // ancestors that are reachable) with their upward distances, in increasing rank; the downward
+  // sweep then completes every rank (the GPU's PHAST runs that sweep on the device).
+  void upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double>>& reached,
+                     CchWorkspace& workspace) const;
+  // Many-to-many: fill_buckets() walks each target's elimination-tree ancestors once; then
+  // row_from_buckets() gives one source's distances to every target (row[j] for targets[j];
+  // kInfinity where unreachable) with one upward walk, whatever the number of targets.
+  void fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
+                    CchWorkspace& workspace) const;
+  void row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row,
+                        CchWorkspace& workspace) const;
+
+  // The same with the Cch's own workspace: one thread at a time.
+  double distance(VertexIndex s, VertexIndex t) { return distance(s, t, own_workspace()); }
+  std::vector<ArcIndex> path(VertexIndex s, VertexIndex t) { return path(s, t, own_workspace()); }
+  void one_to_all(VertexIndex s, double* distances) { one_to_all(s, distances, own_workspace()); }
+
+  // Topology, by rank.
+  VertexIndex vertex_count() const { return static_cast<VertexIndex>(at_rank_.count); }
+  ArcIndex arc_count() const { return static_cast<ArcIndex>(head_.count); }
+  CchSpan<VertexIndex> vertex_at_rank() const { return at_rank_; }
+  CchSpan<VertexIndex> rank_of_vertex() const { return rank_; }
+  // The lowest-ranked upward neighbour of each rank (kNoVertex for a root): every upward neighbour
+  // of a rank is among its ancestors in this tree, which is why the queries only walk up it.
+  CchSpan<VertexIndex> elimination_tree_parent() const { return parent_span_; }
+  int elimination_tree_height() const { return elimination_tree_height_; }
+  // Upward arcs of rank r: arc_first()[r] .. arc_first()[r + 1] - 1, with their higher rank
+  // (arc_head) and customized weights in both directions (for engines that copy the hierarchy
+  // elsewhere, the GPU's PHAST). Valid once customized.
+  CchSpan<ArcIndex> arc_first() const { return first_; }
+  CchSpan<VertexIndex> arc_head() const { return head_; }
+  CchSpan<double> upward_weights() const { return up_; }
+  CchSpan<double> downward_weights() const { return down_; }
+  // What each of those weights came from: an arc of the graph (>= 0, an index into
+  // graph.forward), a lower triangle's middle rank m (as -2 - m), or nothing (kNoArc, +infinity).
+  CchSpan<std::int32_t> upward_vias() const { return up_via_span_; }
+  CchSpan<std::int32_t> downward_vias() const { return down_via_span_; }
+
+  // A customized Cch as one flat image (for shared memory): image_bytes() bytes written by
+  // write_image() at an 8-byte aligned address. view_image() answers queries straight from such
+  // an image (nothing copied; the image must outlive the view, which cannot be customized
+  // again); it checks the image's header and that `graph` has the topology it was built from.
+  std::size_t image_bytes() const;
+  void write_image(void* out) const;
+  static Cch view_image(const void* image, std::size_t bytes, const Graph& graph);
+  // The topology alone (order, elimination tree, upward arcs, the input arcs' places) as a flat
+  // image, for keeping beside a kept graph: after a cost change the new form's index is this
+  // topology copied back (milliseconds) and customized, instead of a hierarchy built again
+  // (New York: 114 ms). from_topology_image() gives a Cch with its own arrays, not customized;
+  // it throws kInvalidParameter when the image is not a topology image or `graph` has an arc
+  // the hierarchy lacks (another topology). The caller makes sure the ranks name the same
+  // vertices (the same vertex ids in the same order).
+  std::size_t topology_image_bytes() const;
+  void write_topology_image(void* out) const;
+  static Cch from_topology_image(const void* image, std::size_t bytes, const Graph& graph);
+  // Whether `graph` has the topology this hierarchy was built from (re-customizable with it).
+  bool same_topology(const Graph& graph) const;
+  // A hash of the graph's CSR structure (vertices, arc heads; weights left out).
+  static std::uint64_t topology_fingerprint(const Graph& graph);
+
+  // Figures for reporting: bytes of every array (the workspace excluded), milliseconds of the
+  // topology build and of the latest customization.
+  std::size_t memory_bytes() const;
+  double build_ms() const { return build_ms_; }
+  double customization_ms() const { return customization_ms_; }
+  // How the latest customization shared its work (work as estimated from the topology: ranks,
+  // arcs, triangles and row scans).
+  struct CustomizationSplit {
+    int threads = 1;            // threads that took subtrees (1: one sweep, nothing below set)
+    int subtrees = 0;           // elimination-tree subtrees handed out
+    VertexIndex top_ranks = 0;  // ranks above every subtree, relaxed on one thread at the end
+    ArcIndex top_arcs = 0;      // their upward arcs (each thread wrote a private copy)
+    double top_work_share = 0;  // the top's share of all work
+    double busiest_thread = 0;  // the most work one thread got over the mean (1: even)
+  };
+  const CustomizationSplit& customization_split() const { return split_; }
+
+ private:
+  // What an arc weight came from, for unpacking: an original arc (>= 0, an index into
+  // graph.forward), the middle rank m of a triangle (encoded as -2 - m), or nothing (kNoArc).
+  static std::int32_t encode_middle(VertexIndex middle_rank) { return -2 - middle_rank; }
+  static VertexIndex decode_middle(std::int32_t via) { return -2 - via; }
+
+  CchWorkspace& own_workspace();
+  void require_customized() const;
+  VertexIndex checked_rank(VertexIndex vertex) const;
+  ArcIndex find_arc(VertexIndex lower_rank, VertexIndex higher_rank) const;
+  // For each arc of `graph`, the hierarchy arc it lies on, and the graph's fingerprint.
+  void map_input_arcs(const Graph& graph);
+  // An image: the header (with `magic`), then `arrays`, whose sizes `layout` gives (elements,
+  // bytes each), each 8-byte aligned.
+  void write_flat(void* out, std::uint64_t magic,
+                  const std::vector<std::pair<std::size_t, std::size_t>>& layout,
+                  const void* const* arrays) const;
+  // What customize() and the GPU's customization (gpu::CchCustomizer, which fills the four weight
+  // arrays itself) share: begin_customization() refuses a view (kInternal) and a graph of another
+  // topology (kInvalidParameter), marks the hierarchy not customized and sizes the weight arrays
+  // (on huge pages when asked; contents undefined); finish_customization() marks it customized
+  // with what they hold, taking `ms` as the customization's time.
+  friend class gpu::CchCustomizer;
+  void begin_customization(const Graph& graph);
+  void finish_customization(double ms, const CustomizationSplit& split);
+  // Appends the original arcs of one CCH arc's upward (lower -> higher) or downward direction.
+  void unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const;
+  // Elimination-tree walks; return the meeting rank (kNoVertex when none).
+  VertexIndex search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
+                     double* best) const;
+  void clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const;
+  // One upward walk of the elimination tree from `start` (distance[start] = 0) over `weights`
+  // (upward or downward arc weights), recording improving arcs in `arc_of` when given; and
+  // putting the walked ranks of `distance` back to +infinity.
+  template <typename Visit>
+  void walk_up(VertexIndex start, std::vector<double>& distance, const CchSpan<double>& weights,
+               std::vector<std::int32_t>* arc_of, Visit&& visit) const;
+  void reset_walk(VertexIndex start, std::vector<double>& distance) const;
+
+  std::vector<VertexIndex> vertex_at_rank_;
+  std::vector<VertexIndex> rank_of_vertex_;
+  std::vector<VertexIndex> parent_;
+  int elimination_tree_height_ = 0;
+
+  // Upward arcs of rank r: arc_first_[r] .. arc_first_[r + 1] - 1, heads ascending by rank.
+  std::vector<ArcIndex> arc_first_;
+  std::vector<VertexIndex> arc_head_;
+  // Left uninitialized by resize(), so that a parallel customization writes (and so maps) a fresh
+  // hierarchy's pages on every thread at once.
+  // Large weight arrays on transparent huge pages (set_huge_pages) where the kernel offers them
+  // (madvise mode).
+  struct WeightMemory {
+    static void* allocate(std::size_t bytes);
+    static void free(void* memory, std::size_t bytes) noexcept;
+  };
+  template <typename T>
+  using WeightArray = std::vector<T, UninitializedAllocator<T, WeightMemory>>;
+  WeightArray<double> up_weight_;    // lower -> higher
+  WeightArray<double> down_weight_;  // higher -> lower
+  WeightArray<std::int32_t> up_via_;
+  WeightArray<std::int32_t> down_via_;
+
+  // For each arc of graph.forward, the CCH arc it lies on (kNoArc for self loops): customization
+  // then needs no search.
+  std::vector<ArcIndex> input_arc_to_cch_arc_;
+  // What queries read: the vectors above (bind_owned), or an image's arrays (view_image).
+  void bind_owned();
+  CchSpan<VertexIndex> at_rank_, rank_, parent_span_, head_;
+  CchSpan<ArcIndex> first_, input_arc_span_;
+  CchSpan<double> up_, down_;
+  CchSpan<std::int32_t> up_via_span_, down_via_span_;
+  bool is_view_ = false;
+  std::uint64_t fingerprint_ = 0;
+  bool customized_ = false;
+  bool huge_pages_ = false;
+  double build_ms_ = 0.0;
+  double customization_ms_ = 0.0;
+  CustomizationSplit split_;
+  // Which ranks each thread customizes: elimination-tree subtrees, the top's ranks left over (a
+  // function of the topology and the thread count, so kept for the next customization).
+  struct CustomizationPlan {
+    int threads = 0;  // 0: none made yet
+    // Thread k's ranks, increasing: ranks[first[k]] .. ranks[first[k + 1] - 1]; then the top's,
+    // ranks[first[threads]] .. ranks[first[threads + 1] - 1].
+    std::vector<VertexIndex> ranks;
+    std::vector<std::size_t> first;
+    // By rank: -1 below the top; for a top rank v, arc vw lies at vw - top_shift[v] in a thread's
+    // private copy of the top's arcs (numbered consecutively, by rank).
+    std::vector<ArcIndex> top_shift;
+    ArcIndex top_arcs = 0;
+    CustomizationSplit split;
+  };
+  void plan_customization(int threads);
+  CustomizationPlan plan_;
+  CchWorkspace workspace_;
+};
+
+// A road index made from scratch for `graph` (order, hierarchy, customization on `threads`, 0 =
+// the default), for an engine that has no kept graph's index; `note` gets its times and size for
+// gpu_routing_last_run().notes.
+Cch make_road_index(const Graph& graph, const CancelToken& cancel, int threads, std::string* note);
+
+// The hierarchy's own path s -> t into `arcs` (indices into graph.forward) and its cost, the sum
+// of those arcs' weights in path order (kInfinity when t is unreachable; 0 when s == t).
+double index_path(const Cch& cch, const Graph& graph, VertexIndex s, VertexIndex t,
+                  CchWorkspace& workspace, std::vector<ArcIndex>& arcs);
+
+}  // namespace gpu_routing
