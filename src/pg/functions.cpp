@@ -437,14 +437,6 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
     options.kept_index_segment = kept_image_segment_name(kept.index_handle);
     options.kept_index_bytes = kept.index_bytes;
   }
-  // cch named on a kept graph whose index is not ready (another session is making it, or it
-  // did not fit): a search engine answers rather than this session making an index of its own.
-  if (in.road_index_asked && kept.graph != nullptr && kept.road_index == nullptr) {
-    if (args.many_source)
-      options.apsp_algorithm = "auto";
-    else
-      options.sssp_algorithm = "auto";
-  }
   return options;
 }
 

@@ -428,6 +428,23 @@ TEST(CpuEngines, CancelStopsAComputation) {
   }
 }
 
+// cch named on a kept graph whose road index is not ready: the engine auto picks answers, and
+// the reason says why; with the index ready, cch itself.
+TEST(EngineSelect, CchWithItsIndexNotReadyAnswersAsAuto) {
+  gpu::Availability none;
+  none.reason = "test: no GPU";
+  ProblemShape shape;
+  shape.vertices = 1000;
+  shape.arcs = 4000;
+  shape.road_index_pending = true;
+  const auto pending = select_engine(DeviceSetting::kCpu, "cch", shape, none);
+  EXPECT_STREQ(pending.engine->name, "dijkstra");
+  EXPECT_NE(pending.reason.find("road index is not ready"), std::string::npos) << pending.reason;
+  shape.road_index_pending = false;
+  shape.road_index = true;
+  EXPECT_STREQ(select_engine(DeviceSetting::kCpu, "cch", shape, none).engine->name, "cch");
+}
+
 TEST(EngineSelect, NamesDevicesAndErrors) {
   gpu::Availability none;
   none.reason = "test: no GPU";

@@ -175,6 +175,7 @@ void RoutingCall::prepare() {
   shape.all_pairs = kind_ == CallKind::kAllPairs;
   shape.many_source = options_.many_source;
   shape.road_index = options_.engine.road_index != nullptr;
+  shape.road_index_pending = graph_ != &owned_graph_ && options_.engine.road_index == nullptr;
   shape.compact_targets = kind_ == CallKind::kCostMatrix && !all_targets_ && targets_of_.empty();
   shape_ = shape;
   const std::string& algorithm =
@@ -184,7 +185,9 @@ void RoutingCall::prepare() {
                              find_engine(algorithm, Device::kCpu) != nullptr &&
                              find_engine(algorithm, Device::kGpu) != nullptr;
   std::unique_ptr<AutoCosts> costs;
-  if (options_.speeds != nullptr && (algorithm.empty() || algorithm == "auto" || named_on_both))
+  const bool auto_instead = algorithm == "cch" && shape.road_index_pending;  // select_engine
+  if (options_.speeds != nullptr &&
+      (algorithm.empty() || algorithm == "auto" || named_on_both || auto_instead))
     costs = std::make_unique<AutoCosts>(auto_costs(shape));
   EngineSelection selection = select_engine(options_.device, algorithm, shape, gpus_, costs.get());
   summary_.algorithm = selection.engine->name;

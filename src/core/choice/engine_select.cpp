@@ -114,6 +114,14 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
                               const AutoCosts* costs) {
   const bool many = shape.many_source;
   const char* setting = many ? "gpu_routing.apsp_algorithm" : "gpu_routing.sssp_algorithm";
+  if (algorithm == "cch" && shape.road_index_pending) {
+    EngineSelection instead = select_engine(device, "auto", shape, gpus, costs);
+    instead.reason = std::string(setting) +
+                     " = cch, but the kept graph's road index is not ready (being made, or not "
+                     "kept): " +
+                     instead.reason;
+    return instead;
+  }
   EngineSelection selection;
   const bool is_auto = algorithm.empty() || algorithm == "auto";
 

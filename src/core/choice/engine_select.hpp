@@ -19,6 +19,10 @@ struct ProblemShape {
   bool all_pairs = false;    // every vertex is a source (gpu_apsp without sources)
   bool many_source = false;  // the call runs many sources (apsp_algorithm applies)
   bool road_index = false;   // the kept graph's road index is current (auto may pick cch)
+  // A kept graph whose road index is not ready (another session is making it, or it did not
+  // fit): cch named answers with the engine auto picks, rather than the call making an index of
+  // its own.
+  bool road_index_pending = false;
   // Rows of chosen targets only (a cost matrix to a target list): the CPU's cch answers those by
   // buckets, far faster than whole sweeps.
   bool compact_targets = false;
