@@ -681,22 +681,27 @@ extern "C" Datum gpu_apsp_all(PG_FUNCTION_ARGS) {
   return run_call(fcinfo, &args);
 }
 
-// Not STRICT: targets may be NULL (= every vertex). Other NULL arguments give an empty result,
-// as for the STRICT functions.
-extern "C" Datum gpu_apsp_matrix(PG_FUNCTION_ARGS) {
+// gpu_apsp and gpu_apsp_array's matrix form, not STRICT: targets NULL means every vertex, by
+// ascending id; other NULL arguments give an empty result, as for the STRICT functions.
+Datum cost_matrix_call(FunctionCallInfo fcinfo, const char* function, bool cost_arrays) {
   if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3)) {
     InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
     return (Datum)0;
   }
-  CallArguments args = base_arguments(CallKind::kCostMatrix, PathShape::kNone, "gpu_apsp", true);
+  CallArguments args = base_arguments(CallKind::kCostMatrix, PathShape::kNone, function, true);
+  args.cost_arrays = cost_arrays;
   args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  args.sources = array_argument(fcinfo, 1, "sources", "gpu_apsp", &args.source_count);
+  args.sources = array_argument(fcinfo, 1, "sources", function, &args.source_count);
   if (PG_ARGISNULL(2))
     args.all_targets = true;
   else
-    args.targets = array_argument(fcinfo, 2, "targets", "gpu_apsp", &args.target_count);
+    args.targets = array_argument(fcinfo, 2, "targets", function, &args.target_count);
   args.directed = PG_GETARG_BOOL(3);
   return run_call(fcinfo, &args);
+}
+
+extern "C" Datum gpu_apsp_matrix(PG_FUNCTION_ARGS) {
+  return cost_matrix_call(fcinfo, "gpu_apsp", false);
 }
 
 // gpu_apsp(edges_sql, combinations_sql): the costs of the (source, target) pairs of a query, as
@@ -720,23 +725,8 @@ extern "C" Datum gpu_apsp_array_all(PG_FUNCTION_ARGS) {
   return run_call(fcinfo, &args);
 }
 
-// Not STRICT, as gpu_apsp's matrix form: targets NULL means every vertex, by ascending id.
 extern "C" Datum gpu_apsp_array_matrix(PG_FUNCTION_ARGS) {
-  if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3)) {
-    InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-    return (Datum)0;
-  }
-  CallArguments args =
-      base_arguments(CallKind::kCostMatrix, PathShape::kNone, "gpu_apsp_array", true);
-  args.cost_arrays = true;
-  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  args.sources = array_argument(fcinfo, 1, "sources", "gpu_apsp_array", &args.source_count);
-  if (PG_ARGISNULL(2))
-    args.all_targets = true;
-  else
-    args.targets = array_argument(fcinfo, 2, "targets", "gpu_apsp_array", &args.target_count);
-  args.directed = PG_GETARG_BOOL(3);
-  return run_call(fcinfo, &args);
+  return cost_matrix_call(fcinfo, "gpu_apsp_array", true);
 }
 
 extern "C" Datum gpu_routing_last_run(PG_FUNCTION_ARGS) {

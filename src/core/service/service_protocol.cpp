@@ -114,12 +114,7 @@ SharedMapping SharedMapping::create(const std::string& name, std::size_t bytes) 
     throw RoutingError(ErrorKind::kOutOfMemory,
                        "could not map shared memory " + name + ": " + errno_text(error));
   }
-  SharedMapping mapping;
-  mapping.data_ = data;
-  mapping.size_ = bytes;
-  mapping.inode_ = static_cast<std::uint64_t>(info.st_ino);
-  mapping.name_ = name;
-  return mapping;
+  return SharedMapping(data, bytes, static_cast<std::uint64_t>(info.st_ino), name);
 }
 
 SharedMapping SharedMapping::open(const std::string& name, bool writable) {
@@ -140,12 +135,7 @@ SharedMapping SharedMapping::open(const std::string& name, bool writable) {
   if (data == MAP_FAILED)
     throw RoutingError(ErrorKind::kInternal,
                        "could not map shared memory " + name + ": " + errno_text(error));
-  SharedMapping mapping;
-  mapping.data_ = data;
-  mapping.size_ = bytes;
-  mapping.inode_ = static_cast<std::uint64_t>(info.st_ino);
-  mapping.name_ = name;
-  return mapping;
+  return SharedMapping(data, bytes, static_cast<std::uint64_t>(info.st_ino), name);
 }
 
 void SharedMapping::reset() {

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "base/common.hpp"
 
@@ -235,6 +236,8 @@ class SharedMapping {
   const std::string& name() const { return name_; }
 
  private:
+  SharedMapping(void* data, std::size_t size, std::uint64_t inode, std::string name)
+      : data_(data), size_(size), inode_(inode), name_(std::move(name)) {}
   void* data_ = nullptr;
   std::size_t size_ = 0;
   std::uint64_t inode_ = 0;
