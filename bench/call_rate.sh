@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The cost of a call around the engine (issue 42): New York kept as graph 'ny' with its road index,
+# pgbench with prepared statements against the yardstick `SELECT :s + 1` on the same server, in one
+# run. Prints one markdown table:
+#   rate, CLIENTS clients   transactions per second of each workload and its ratio to the
+#                           yardstick's (medians of ROUNDS runs of SECONDS s, the workloads in turn)
+#   one session             p50 and p99 of each workload's latency, one client (pgbench's
+#                           per-transaction log: every transaction of the runs)
+#   new connection          each transaction a new connection (pgbench -C): the yardstick's
+#                           `SELECT 1` against a route, p50 of the transactions; the difference is
+#                           what a session's first route costs (mapping the graph and its index)
+# The workloads, random New York pairs:
+#   distance   SELECT agg_costs FROM gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])
+#   path       SELECT ... FROM gpu_path('graph:ny', s, t) (the path's rows)
+# Usage: bench/call_rate.sh [--clients N] [--seconds S] [--rounds N] [--device cpu|gpu|auto]
+#            [--port P] [--out FILE]
+#   --clients N   pgbench clients for the rates [2 x the cores]
+#   --seconds S   seconds a run [10]
+#   --rounds N    runs per workload for the rates [3]
+#   --device D    gpu_routing.device of the calls [cpu]
+#   --port P      the server's port [54480]
+# Starts its own server (scripts/cluster.sh, gpu_routing preloaded) and removes it at the end.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+clients=$(( $(nproc) * 2 )) seconds=10 rounds=3 device=cpu port=54480 out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --clients) clients=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --device) device=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "call_rate.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$root/../shared/data}
+work=$(mktemp -d /tmp/call_rate.XXXXXX)
+chmod 755 "$work"
+cleanup() { "$root/scripts/cluster.sh" stop "$work/server" || true; rm -rf "$work"; }
+trap cleanup EXIT
+eval "$("$root/scripts/cluster.sh" start "$work/server" "$port")"
+createdb bench
+"$root/scripts/load_ny.sh" -d bench >/dev/null
+psql -X -q -d bench -c "SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges')" \
+  -c "SELECT gpu_graph_index('ny')" >/dev/null
+vertices=$(psql -X -At -d bench -c "SELECT max(id) FROM ny_vertices")
+# chr(58): pgbench -M prepared reads a colon in the text as a variable.
+cat >"$work/yardstick.sql" <<SQL
+\set s random(1, $vertices)
+SELECT :s::bigint + 1;
+SQL
+cat >"$work/distance.sql" <<SQL
+\set s random(1, $vertices)
+\set t random(1, $vertices)
+SELECT agg_costs FROM gpu_apsp_array('graph' || chr(58) || 'ny', ARRAY[:s::bigint], ARRAY[:t::bigint]);
+SQL
+cat >"$work/path.sql" <<SQL
+\set s random(1, $vertices)
+\set t random(1, $vertices)
+SELECT seq, node, edge, cost, agg_cost FROM gpu_path('graph' || chr(58) || 'ny', :s::bigint, :t::bigint);
+SQL
+cat >"$work/select1.sql" <<SQL
+SELECT 1;
+SQL
+chmod a+r "$work"/*.sql
+options="-c gpu_routing.device=$device"
+# pgbench WORKLOAD CLIENTS SEED [extra]: the run's tps; its per-transaction log in $work/log.WORKLOAD.*
+run() {
+  local workload=$1 n=$2 seed=$3
+  shift 3
+  rm -f "$work"/pgbench_log.*
+  PGOPTIONS="$options" pgbench -n -M prepared --random-seed="$seed" -c "$n" -j "$(( n < $(nproc) ? n : $(nproc) ))" \
+    -T "$seconds" -l --log-prefix="$work/pgbench_log" "$@" -f "$work/$workload.sql" bench >"$work/out" 2>&1 ||
+    { echo "call_rate.sh: pgbench $workload failed:" >&2; tail -n 15 "$work/out" >&2; exit 1; }
+  cat "$work"/pgbench_log.* >>"$work/latencies.$workload.$n$*"
+  sed -nE 's/^tps = ([0-9.]+) .*/\1/p' "$work/out" | head -1
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# Percentile P of the latencies (microseconds, the log's third field) of a log file, in ms.
+percentile() { awk '{ print $3 }' "$1" | sort -n | awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.5); if (i < 1) i = 1; printf "%.3f", v[i] / 1000 }'; }
+declare -A tps
+for workload in yardstick distance path; do run "$workload" "$clients" 0 >/dev/null; done  # warm
+for round in $(seq "$rounds"); do
+  for workload in yardstick distance path; do
+    tps[$workload]+="$(run "$workload" "$clients" "$round") "
+    echo "call_rate.sh: round $round $workload: ${tps[$workload]##* }" >&2
+  done
+done
+for workload in yardstick distance path; do run "$workload" 1 7 >/dev/null; done
+for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
+{
+  y=$(printf '%s\n' ${tps[yardstick]} | median)
+  echo "| workload (New York, gpu_routing.device = $device) | tps, $clients clients (median of $rounds) | / yardstick | p50, one session (ms) | p99, one session (ms) |"
+  echo "|---|---:|---:|---:|---:|"
+  for workload in yardstick distance path; do
+    t=$(printf '%s\n' ${tps[$workload]} | median)
+    label=$workload
+    [ "$workload" = yardstick ] && label="yardstick: SELECT :s + 1"
+    [ "$workload" = distance ] && label="one distance: gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])"
+    [ "$workload" = path ] && label="one path: gpu_path('graph:ny', s, t), its rows"
+    printf '| %s | %.0f | %.3f | %s | %s |\n' "$label" "$t" "$(awk -v a="$t" -v b="$y" 'BEGIN { print a / b }')" \
+      "$(percentile "$work/latencies.${workload}.1" 50)" "$(percentile "$work/latencies.${workload}.1" 99)"
+  done
+  echo
+  s1=$(percentile "$work/latencies.select1.1-C" 50)
+  d1=$(percentile "$work/latencies.distance.1-C" 50)
+  echo "A new connection each transaction (pgbench -C, one client, p50): SELECT 1 $s1 ms, one distance $d1 ms: the first route costs $(awk -v a="$d1" -v b="$s1" 'BEGIN { printf "%.3f", a - b }') ms more."
+  echo
+  echo "Runs (tps): $(for w in yardstick distance path; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
+  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(date -u '+%Y-%m-%d'), gpu_routing $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src kernels || echo ' with local changes')."
+} | tee ${out:+"$out"}
