@@ -443,6 +443,110 @@ TEST(Cch, BucketManyToManyMatchesDijkstra) {
   }
 }
 
+// Few targets on a larger graph: the buckets are kept sparse (sorted by rank, met by a merge) and
+// every cell still equals Dijkstra's; the same for as many targets as make them dense, and the
+// same buckets object going from one form to the other.
+TEST(Cch, SparseAndDenseBucketsMatchDijkstra) {
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    EdgeTable t = testing::grid_edges(40, 50, 9, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    Cch cch(g, cch_order(g));
+    cch.customize(g);
+    const VertexIndex n = g.vertex_count();
+    CchBuckets buckets;
+    CchWorkspace workspace;
+    for (const int count : {1, 2, 5, 400}) {
+      std::vector<VertexIndex> targets;
+      for (int j = 0; j < count; ++j)
+        targets.push_back(static_cast<VertexIndex>((j * 7919 + static_cast<int>(seed) * 31) % n));
+      cch.fill_buckets(targets.data(), count, buckets, workspace);
+      std::vector<double> row(targets.size());
+      for (VertexIndex s = 0; s < n; s += 97) {
+        cch.row_from_buckets(s, buckets, row.data(), workspace);
+        const auto want = reference_dijkstra(g.forward, s);
+        for (std::size_t j = 0; j < targets.size(); ++j)
+          ASSERT_EQ(row[j], want[static_cast<std::size_t>(targets[j])])
+              << "seed " << seed << ", " << count << " targets, " << s << " -> " << targets[j];
+      }
+    }
+  }
+}
+
+// One workspace through every kind of query in turn: walks that prime only their own chains
+// (distances, paths, buckets, upward searches) before and after the sweeps and the settling that
+// fill whole arrays, on graphs with unreachable parts. Each answer is Dijkstra's.
+TEST(Cch, OneWorkspaceServesEveryQueryInAnyOrder) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 300;
+    spec.edges = 700;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 1);
+    Cch cch(g, cch_order(g));
+    cch.customize(g);
+    const VertexIndex n = g.vertex_count();
+    const bool exact = g.integer_weights;
+    CchWorkspace workspace;
+    CchBuckets buckets;
+    std::mt19937 rng(seed);
+    std::vector<double> sweep(static_cast<std::size_t>(n)), row(3);
+    std::vector<std::pair<VertexIndex, double>> reached;
+    for (int step = 0; step < 60; ++step) {
+      const VertexIndex s = static_cast<VertexIndex>(rng() % static_cast<unsigned>(n));
+      const VertexIndex v = static_cast<VertexIndex>(rng() % static_cast<unsigned>(n));
+      const auto want = reference_dijkstra(g.forward, s);
+      const std::string where = "seed " + std::to_string(seed) + ", step " + std::to_string(step) +
+                                ", " + std::to_string(s) + " -> " + std::to_string(v);
+      switch (step % 6) {
+        case 0:
+          ASSERT_TRUE(
+              close_enough(cch.distance(s, v, workspace), want[static_cast<std::size_t>(v)], exact))
+              << where;
+          break;
+        case 1: {
+          double cost = 0;
+          for (ArcIndex arc : cch.path(s, v, workspace))
+            cost += g.forward.weights[static_cast<std::size_t>(arc)];
+          if (want[static_cast<std::size_t>(v)] < kInfinity && s != v) {
+            ASSERT_TRUE(close_enough(cost, want[static_cast<std::size_t>(v)], exact)) << where;
+          }
+          break;
+        }
+        case 2: {
+          const VertexIndex targets[3] = {v, s, static_cast<VertexIndex>((v + 1) % n)};
+          cch.fill_buckets(targets, 3, buckets, workspace);
+          cch.row_from_buckets(s, buckets, row.data(), workspace);
+          for (int j = 0; j < 3; ++j)
+            ASSERT_TRUE(close_enough(row[static_cast<std::size_t>(j)],
+                                     want[static_cast<std::size_t>(targets[j])], exact))
+                << where << " (buckets)";
+          break;
+        }
+        case 3:
+          cch.one_to_all(s, sweep.data(), workspace);
+          for (VertexIndex x = 0; x < n; ++x)
+            ASSERT_TRUE(close_enough(sweep[static_cast<std::size_t>(x)],
+                                     want[static_cast<std::size_t>(x)], exact))
+                << where << " (sweep to " << x << ")";
+          break;
+        case 4:
+          cch.start_settling(s, workspace);
+          ASSERT_TRUE(close_enough(cch.settled_distance(v, workspace),
+                                   want[static_cast<std::size_t>(v)], exact))
+              << where << " (settled)";
+          cch.finish_settling(s, workspace);
+          break;
+        default:
+          cch.upward_search(s, reached, workspace);
+          ASSERT_FALSE(reached.empty()) << where;
+          ASSERT_EQ(reached.front().second, 0.0) << where;
+          break;
+      }
+    }
+  }
+}
+
 // New weights on the same rows: the same Cch customized again answers for the new weights, and
 // going back to the first weights gives the first answers again.
 TEST(Cch, RecustomizationFollowsChangedWeights) {

@@ -28,6 +28,11 @@ std::string cpu_device_name(int threads) {
 // thrown by any iteration (Cancelled included) is rethrown on the calling thread after the loop.
 template <typename Body>
 void parallel_for_each(int count, int threads, Body&& body) {
+  // One thread or one item: no parallel region (entering one costs more than a road-index row).
+  if (threads <= 1 || count <= 1) {
+    for (int i = 0; i < count; ++i) body(i, 0);
+    return;
+  }
   std::exception_ptr failure;
   bool failed = false;
   prepare_worker_threads(threads);
@@ -157,6 +162,9 @@ class CpuCchEngine final : public ShortestPathEngine {
     // kBucketTargets targets the buckets (a few hundred entries per target) would outgrow a
     // sweep's row, so each source sweeps and keeps its targets' columns.
     const bool by_buckets = compact && request.target_count <= kBucketTargets;
+    // One source, one target: the point-to-point query walks the same two chains as a bucket
+    // and its row, without gathering and sorting the target's entries first.
+    const bool one_pair = compact && request.target_count == 1 && request.source_count == 1;
     // Threads only for a few milliseconds of work or more: a bucket row takes tens of
     // microseconds, and on 2 cores a parallel region beside the backend writing the previous
     // batch's rows cost more than it saved (Rome 100 x 100: 2.3 ms on one thread, 5-20 ms on two).
@@ -169,9 +177,10 @@ class CpuCchEngine final : public ShortestPathEngine {
     // A call's batches share their targets: the buckets are made once for them (each fill walks
     // every target's ancestors and costs more than a batch's rows: New York 1000 x 1000 took
     // 249 ms in 32 batches, most of it refilling).
-    if (by_buckets && (buckets_index_ != &cch ||
-                       !std::equal(request.targets, request.targets + request.target_count,
-                                   bucket_targets_.begin(), bucket_targets_.end()))) {
+    if (by_buckets && !one_pair &&
+        (buckets_index_ != &cch ||
+         !std::equal(request.targets, request.targets + request.target_count,
+                     bucket_targets_.begin(), bucket_targets_.end()))) {
       cch.fill_buckets(request.targets, request.target_count, buckets_, *workspaces_[0]);
       bucket_targets_.assign(request.targets, request.targets + request.target_count);
       buckets_index_ = &cch;
@@ -182,7 +191,9 @@ class CpuCchEngine final : public ShortestPathEngine {
       CchWorkspace& workspace = *workspaces_[static_cast<std::size_t>(thread)];
       double* row = request.distances + static_cast<std::size_t>(i) * width;
       const VertexIndex source = request.sources[i];
-      if (by_buckets) {
+      if (one_pair) {
+        row[0] = cch.distance(source, request.targets[0], workspace);
+      } else if (by_buckets) {
         cch.row_from_buckets(source, buckets_, row, workspace);
       } else if (compact) {
         std::vector<double>& sweep = sweeps[static_cast<std::size_t>(thread)];

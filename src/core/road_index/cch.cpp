@@ -26,15 +26,45 @@ constexpr std::size_t kMaxArcs = static_cast<std::size_t>(std::numeric_limits<Ar
 
 void CchWorkspace::resize(VertexIndex vertex_count) {
   const auto n = static_cast<std::size_t>(vertex_count);
-  forward_distance_.assign(n, kInfinity);
-  backward_distance_.assign(n, kInfinity);
-  forward_arc_.assign(n, kNoArc);
-  backward_arc_.assign(n, kNoArc);
-  settled_.assign(n, kInfinity);
-  is_settled_.assign(n, 0);
+  // Fresh arrays, their pages not yet touched (a walk touches only its chain's).
+  forward_distance_ = Scratch<double>(n);
+  backward_distance_ = Scratch<double>(n);
+  forward_arc_ = Scratch<std::int32_t>(n);
+  backward_arc_ = Scratch<std::int32_t>(n);
+  forward_filled_ = backward_filled_ = false;
+  settled_.clear();
+  is_settled_.clear();
   settled_ranks_.clear();
   settle_chain_.clear();
   settled_arcs_ = 0;
+}
+
+void Cch::prime_forward(VertexIndex start, CchWorkspace& ws) const {
+  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  if (!ws.forward_filled_) reset_walk(start, ws.forward_distance_);
+}
+
+void Cch::prime_backward(VertexIndex start, CchWorkspace& ws) const {
+  if (ws.backward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  if (!ws.backward_filled_) reset_walk(start, ws.backward_distance_);
+}
+
+void Cch::unwind_forward(VertexIndex start, CchWorkspace& ws) const {
+  if (ws.forward_filled_) reset_walk(start, ws.forward_distance_);
+}
+
+void Cch::unwind_backward(VertexIndex start, CchWorkspace& ws) const {
+  if (ws.backward_filled_) reset_walk(start, ws.backward_distance_);
+}
+
+void Cch::fill_forward(CchWorkspace& ws) const {
+  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
+    ws.resize(vertex_count());
+  if (ws.forward_filled_) return;
+  std::fill(ws.forward_distance_.begin(), ws.forward_distance_.end(), kInfinity);
+  ws.forward_filled_ = true;
 }
 
 Cch::Cch(const Graph& graph, std::vector<VertexIndex> order, const CancelToken& cancel)
@@ -195,8 +225,9 @@ VertexIndex Cch::checked_rank(VertexIndex vertex) const {
 // reached rank is shown to `visit(x, distance)` with its final distance before its arcs are
 // relaxed.
 template <typename Visit>
-void Cch::walk_up(VertexIndex start, std::vector<double>& distance, const CchSpan<double>& weights,
-                  std::vector<std::int32_t>* arc_of, Visit&& visit) const {
+void Cch::walk_up(VertexIndex start, CchWorkspace::Scratch<double>& distance,
+                  const CchSpan<double>& weights, CchWorkspace::Scratch<std::int32_t>* arc_of,
+                  Visit&& visit) const {
   distance[static_cast<std::size_t>(start)] = 0.0;
   for (VertexIndex x = start; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
     const double here = distance[static_cast<std::size_t>(x)];
@@ -214,23 +245,28 @@ void Cch::walk_up(VertexIndex start, std::vector<double>& distance, const CchSpa
   }
 }
 
-void Cch::reset_walk(VertexIndex start, std::vector<double>& distance) const {
+void Cch::reset_walk(VertexIndex start, CchWorkspace::Scratch<double>& distance) const {
   for (VertexIndex x = start; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)])
     distance[static_cast<std::size_t>(x)] = kInfinity;
 }
 
 VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
-                        double* best) const {
-  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
-    ws.resize(vertex_count());
+                        double* best, bool record_arcs) const {
+  prime_forward(source_rank, ws);
+  prime_backward(target_rank, ws);
   const auto nothing = [](VertexIndex, double) {};
-  walk_up(source_rank, ws.forward_distance_, up_, &ws.forward_arc_, nothing);
-  walk_up(target_rank, ws.backward_distance_, down_, &ws.backward_arc_, nothing);
-  // Shortest paths in a CCH go up then down, meeting at a common ancestor (ranks off the target's
-  // chain still hold +infinity backward).
+  walk_up(source_rank, ws.forward_distance_, up_, record_arcs ? &ws.forward_arc_ : nullptr,
+          nothing);
+  walk_up(target_rank, ws.backward_distance_, down_, record_arcs ? &ws.backward_arc_ : nullptr,
+          nothing);
+  // Shortest paths in a CCH go up then down, meeting at a common ancestor: the ranks on both
+  // chains (followed side by side, both in increasing rank).
   *best = kInfinity;
   VertexIndex meeting = kNoVertex;
+  VertexIndex y = target_rank;
   for (VertexIndex x = source_rank; x != kNoVertex; x = parent_span_[static_cast<std::size_t>(x)]) {
+    while (y != kNoVertex && y < x) y = parent_span_[static_cast<std::size_t>(y)];
+    if (y != x) continue;
     const double total = ws.forward_distance_[static_cast<std::size_t>(x)] +
                          ws.backward_distance_[static_cast<std::size_t>(x)];
     if (total < *best) {
@@ -242,8 +278,8 @@ VertexIndex Cch::search(VertexIndex source_rank, VertexIndex target_rank, CchWor
 }
 
 void Cch::clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const {
-  reset_walk(source_rank, ws.forward_distance_);
-  reset_walk(target_rank, ws.backward_distance_);
+  unwind_forward(source_rank, ws);
+  unwind_backward(target_rank, ws);
 }
 
 double Cch::distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const {
@@ -252,7 +288,7 @@ double Cch::distance(VertexIndex s, VertexIndex t, CchWorkspace& workspace) cons
   const VertexIndex target_rank = checked_rank(t);
   if (s == t) return 0.0;
   double best = kInfinity;
-  search(source_rank, target_rank, workspace, &best);
+  search(source_rank, target_rank, workspace, &best, false);
   clear(source_rank, target_rank, workspace);
   return best;
 }
@@ -264,7 +300,7 @@ std::vector<ArcIndex> Cch::path(VertexIndex s, VertexIndex t, CchWorkspace& work
   std::vector<ArcIndex> arcs;
   if (s == t) return arcs;
   double best = kInfinity;
-  const VertexIndex meeting = search(source_rank, target_rank, workspace, &best);
+  const VertexIndex meeting = search(source_rank, target_rank, workspace, &best, true);
   if (meeting == kNoVertex) {
     clear(source_rank, target_rank, workspace);
     return arcs;
@@ -333,9 +369,8 @@ void Cch::unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const {
 void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const {
   require_customized();
   const VertexIndex source_rank = checked_rank(s);
-  if (workspace.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
-    workspace.resize(vertex_count());
-  std::vector<double>& distance_by_rank = workspace.forward_distance_;
+  fill_forward(workspace);  // the sweep reads every rank
+  CchWorkspace::Scratch<double>& distance_by_rank = workspace.forward_distance_;
   walk_up(source_rank, distance_by_rank, up_, nullptr, [](VertexIndex, double) {});
   // PHAST's sweep: in decreasing rank every higher neighbour is final, and a shortest path's last
   // part goes down, so pulling over downward arcs completes each rank.
@@ -355,8 +390,11 @@ void Cch::one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) 
 void Cch::start_settling(VertexIndex s, CchWorkspace& workspace) const {
   require_customized();
   const VertexIndex source_rank = checked_rank(s);
-  if (workspace.is_settled_.size() != static_cast<std::size_t>(vertex_count()))
-    workspace.resize(vertex_count());
+  fill_forward(workspace);  // settling reads any rank's upward distance
+  if (workspace.is_settled_.size() != static_cast<std::size_t>(vertex_count())) {
+    workspace.settled_.assign(static_cast<std::size_t>(vertex_count()), kInfinity);
+    workspace.is_settled_.assign(static_cast<std::size_t>(vertex_count()), 0);
+  }
   walk_up(source_rank, workspace.forward_distance_, up_, nullptr, [](VertexIndex, double) {});
 }
 
@@ -401,19 +439,17 @@ void Cch::upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double
                         CchWorkspace& workspace) const {
   require_customized();
   const VertexIndex source_rank = checked_rank(s);
-  if (workspace.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
-    workspace.resize(vertex_count());
+  prime_forward(source_rank, workspace);
   reached.clear();
   walk_up(source_rank, workspace.forward_distance_, up_, nullptr,
           [&](VertexIndex x, double here) { reached.emplace_back(x, here); });
-  reset_walk(source_rank, workspace.forward_distance_);
+  unwind_forward(source_rank, workspace);
 }
 
 void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
                        CchWorkspace& ws) const {
   require_customized();
   const VertexIndex n = vertex_count();
-  if (ws.backward_distance_.size() != static_cast<std::size_t>(n)) ws.resize(n);
   // Each target's ancestors with their distance down to it, gathered, then sorted by rank.
   struct Entry {
     VertexIndex rank;
@@ -423,11 +459,31 @@ void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets&
   std::vector<Entry> entries;
   for (int j = 0; j < target_count; ++j) {
     const VertexIndex target_rank = checked_rank(targets[j]);
+    prime_backward(target_rank, ws);
     walk_up(target_rank, ws.backward_distance_, down_, nullptr, [&](VertexIndex x, double here) {
       entries.push_back({x, j, here});
     });
-    reset_walk(target_rank, ws.backward_distance_);
+    unwind_backward(target_rank, ws);
   }
+  buckets.target_count_ = target_count;
+  // Sparse where the entries are a sixteenth of the ranks or fewer: sorting them costs less than
+  // an index over every rank.
+  buckets.sparse_ = entries.size() * 16 <= static_cast<std::size_t>(n);
+  if (buckets.sparse_) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
+    buckets.first_.clear();
+    buckets.rank_.resize(entries.size());
+    buckets.target_.resize(entries.size());
+    buckets.distance_.resize(entries.size());
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      buckets.rank_[e] = entries[e].rank;
+      buckets.target_[e] = entries[e].target;
+      buckets.distance_[e] = entries[e].distance;
+    }
+    return;
+  }
+  buckets.rank_.clear();
   buckets.first_.assign(static_cast<std::size_t>(n) + 1, 0);
   for (const Entry& e : entries) ++buckets.first_[static_cast<std::size_t>(e.rank) + 1];
   for (VertexIndex r = 0; r < n; ++r)
@@ -440,16 +496,29 @@ void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets&
     buckets.target_[at] = e.target;
     buckets.distance_[at] = e.distance;
   }
-  buckets.target_count_ = target_count;
 }
 
 void Cch::row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row,
                            CchWorkspace& ws) const {
   require_customized();
   const VertexIndex source_rank = checked_rank(s);
-  if (ws.forward_distance_.size() != static_cast<std::size_t>(vertex_count()))
-    ws.resize(vertex_count());
+  prime_forward(source_rank, ws);
   std::fill(row, row + buckets.target_count_, kInfinity);
+  if (buckets.sparse_) {
+    // The walk visits ranks in ascending order (each parent ranks above its child), as the
+    // entries are sorted: one merge.
+    std::size_t e = 0;
+    const std::size_t end = buckets.rank_.size();
+    walk_up(source_rank, ws.forward_distance_, up_, nullptr, [&](VertexIndex x, double here) {
+      while (e < end && buckets.rank_[e] < x) ++e;
+      for (; e < end && buckets.rank_[e] == x; ++e) {
+        double& cell = row[buckets.target_[e]];
+        cell = std::min(cell, here + buckets.distance_[e]);
+      }
+    });
+    unwind_forward(source_rank, ws);
+    return;
+  }
   walk_up(source_rank, ws.forward_distance_, up_, nullptr, [&](VertexIndex x, double here) {
     for (std::int64_t e = buckets.first_[static_cast<std::size_t>(x)];
          e < buckets.first_[static_cast<std::size_t>(x) + 1]; ++e) {
@@ -457,7 +526,7 @@ void Cch::row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row
       cell = std::min(cell, here + buckets.distance_[static_cast<std::size_t>(e)]);
     }
   });
-  reset_walk(source_rank, ws.forward_distance_);
+  unwind_forward(source_rank, ws);
 }
 
 std::size_t Cch::memory_bytes() const {

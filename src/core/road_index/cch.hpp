@@ -50,8 +50,12 @@ struct CchSpan {
   const T* end() const { return data + count; }
 };
 
-// The per-query scratch arrays (sized to the vertex count, kept at +infinity between queries), so
-// that one Cch can serve concurrent queries, one workspace per thread.
+// The per-query scratch arrays, so that one Cch can serve concurrent queries, one workspace per
+// thread. Sized to the vertex count but not filled: a walk reads and writes only the ranks up its
+// elimination-tree chain, so it puts those to +infinity before it starts (a few hundred writes)
+// instead of keeping every rank at +infinity between queries. Filling 9 MB of arrays on a
+// session's first route on New York was 4 ms of a new connection's first call. The PHAST sweep
+// and the settling, which read every rank, fill their arrays once (then kept at +infinity).
 class CchWorkspace {
  public:
   CchWorkspace() = default;
@@ -64,12 +68,18 @@ class CchWorkspace {
 
  private:
   friend class Cch;
-  std::vector<double> forward_distance_;   // by rank: from the source, upward arcs only
-  std::vector<double> backward_distance_;  // by rank: to the target, downward arcs only
-  std::vector<std::int32_t> forward_arc_;  // by rank: the CCH arc that last improved it
-  std::vector<std::int32_t> backward_arc_;
+  template <typename T>
+  using Scratch = std::vector<T, UninitializedAllocator<T>>;
+  Scratch<double> forward_distance_;   // by rank: from the source, upward arcs only
+  Scratch<double> backward_distance_;  // by rank: to the target, downward arcs only
+  Scratch<std::int32_t> forward_arc_;  // by rank: the CCH arc that last improved it
+  Scratch<std::int32_t> backward_arc_;
+  // Whether every rank of forward_distance_ (backward_distance_) holds +infinity between walks.
+  bool forward_filled_ = false;
+  bool backward_filled_ = false;
   // settled_distance(): by rank, the exact distance and whether it is settled (kept unsettled
-  // between sources); the ranks settled, and the chain being settled.
+  // between sources; allocated by the first start_settling()); the ranks settled, and the chain
+  // being settled.
   std::vector<double> settled_;
   std::vector<char> is_settled_;
   std::vector<VertexIndex> settled_ranks_;
@@ -80,10 +90,16 @@ class CchWorkspace {
 // The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):
 // for each rank, which targets its downward distances reach and how far. Filled by
 // Cch::fill_buckets once per set of targets, then read by any number of sources (threads too).
+// Few targets' entries touch a sliver of the ranks: they are then kept sorted by rank (sparse)
+// and met by a merge with the source's upward walk, whose ranks only grow, instead of an index
+// over every rank (dense), whose filling (New York: three passes over 264,346 ranks) was half of
+// a one-pair cost call.
 class CchBuckets {
  private:
   friend class Cch;
-  std::vector<std::int64_t> first_;   // by rank: entries first_[r] .. first_[r + 1] - 1
+  bool sparse_ = false;
+  std::vector<std::int64_t> first_;   // dense: by rank, entries first_[r] .. first_[r + 1] - 1
+  std::vector<VertexIndex> rank_;     // sparse: each entry's rank, ascending
   std::vector<std::int32_t> target_;  // the target's position in the query's target list
   std::vector<double> distance_;      // from the rank down to that target
   int target_count_ = 0;
@@ -181,10 +197,16 @@ class Cch {
   // A customized Cch as one flat image (for shared memory): image_bytes() bytes written by
   // write_image() at an 8-byte aligned address. view_image() answers queries straight from such
   // an image (nothing copied; the image must outlive the view, which cannot be customized
-  // again); it checks the image's header and that `graph` has the topology it was built from.
+  // again); it checks the image's header and that `graph` has the topology it was built from:
+  // the whole topology's fingerprint (kFingerprint, a pass over every arc: 1.3 ms on New York),
+  // or its vertex and arc counts alone (kCounts) where the caller has paired the image with the
+  // graph it was made from itself (a kept graph's form and its index, under the kept graphs'
+  // lock).
+  enum class TopologyCheck { kFingerprint, kCounts };
   std::size_t image_bytes() const;
   void write_image(void* out) const;
-  static Cch view_image(const void* image, std::size_t bytes, const Graph& graph);
+  static Cch view_image(const void* image, std::size_t bytes, const Graph& graph,
+                        TopologyCheck check = TopologyCheck::kFingerprint);
   // The topology alone (order, elimination tree, upward arcs, the input arcs' places) as a flat
   // image, for keeping beside a kept graph: after a cost change the new form's index is this
   // topology copied back (milliseconds) and customized, instead of a hierarchy built again
@@ -244,17 +266,29 @@ class Cch {
   void finish_customization(double ms, const CustomizationSplit& split);
   // Appends the original arcs of one CCH arc's upward (lower -> higher) or downward direction.
   void unpack(ArcIndex arc, bool upward, std::vector<ArcIndex>& out) const;
-  // Elimination-tree walks; return the meeting rank (kNoVertex when none).
+  // Elimination-tree walks; return the meeting rank (kNoVertex when none). `record_arcs`: keep
+  // the arc that set each rank's distance (for a path; a distance alone skips those stores).
   VertexIndex search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
-                     double* best) const;
+                     double* best, bool record_arcs) const;
   void clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const;
   // One upward walk of the elimination tree from `start` (distance[start] = 0) over `weights`
   // (upward or downward arc weights), recording improving arcs in `arc_of` when given; and
   // putting the walked ranks of `distance` back to +infinity.
   template <typename Visit>
-  void walk_up(VertexIndex start, std::vector<double>& distance, const CchSpan<double>& weights,
-               std::vector<std::int32_t>* arc_of, Visit&& visit) const;
-  void reset_walk(VertexIndex start, std::vector<double>& distance) const;
+  void walk_up(VertexIndex start, CchWorkspace::Scratch<double>& distance,
+               const CchSpan<double>& weights, CchWorkspace::Scratch<std::int32_t>* arc_of,
+               Visit&& visit) const;
+  void reset_walk(VertexIndex start, CchWorkspace::Scratch<double>& distance) const;
+  // Before a walk from `start`: the workspace sized, and its ranks up the chain at +infinity
+  // where the array is not kept filled.
+  void prime_forward(VertexIndex start, CchWorkspace& ws) const;
+  void prime_backward(VertexIndex start, CchWorkspace& ws) const;
+  // After a walk from `start`: its chain back to +infinity where the array is kept filled
+  // (elsewhere the next walk primes its own chain).
+  void unwind_forward(VertexIndex start, CchWorkspace& ws) const;
+  void unwind_backward(VertexIndex start, CchWorkspace& ws) const;
+  // Every rank of forward_distance_ at +infinity from now on (PHAST, settling).
+  void fill_forward(CchWorkspace& ws) const;
 
   std::vector<VertexIndex> vertex_at_rank_;
   std::vector<VertexIndex> rank_of_vertex_;

@@ -169,7 +169,7 @@ void Cch::write_flat(void* out, std::uint64_t magic,
   }
 }
 
-Cch Cch::view_image(const void* image, std::size_t bytes, const Graph& graph) {
+Cch Cch::view_image(const void* image, std::size_t bytes, const Graph& graph, TopologyCheck check) {
   auto invalid = [](const char* what) {
     return RoutingError(ErrorKind::kInternal, std::string("contraction hierarchy image: ") + what);
   };
@@ -202,8 +202,12 @@ Cch Cch::view_image(const void* image, std::size_t bytes, const Graph& graph) {
   cch.customization_ms_ = header.customization_ms;
   cch.customized_ = true;
   cch.is_view_ = true;
-  if (!cch.same_topology(graph))
-    throw invalid("built for another graph than the one it is used with");
+  const bool same =
+      check == TopologyCheck::kFingerprint
+          ? cch.same_topology(graph)
+          : graph.vertex_count() == cch.vertex_count() &&
+                static_cast<std::size_t>(graph.arc_count()) == cch.input_arc_span_.count;
+  if (!same) throw invalid("built for another graph than the one it is used with");
   return cch;
 }
 
