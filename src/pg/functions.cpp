@@ -432,6 +432,7 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
   if (kept.graph != nullptr && kept.has_image)
     options.kept_image_segment = kept_image_segment_name(kept.image_handle);
   options.engine_cache = kept.engines;
+  options.kept_far_arc_share = kept.far_arc_share;
   options.engine.road_index = kept.road_index;
   if (kept.road_index != nullptr && kept.index_bytes > 0) {
     options.kept_index_segment = kept_image_segment_name(kept.index_handle);

@@ -1,6 +1,6 @@
 // The machine's speeds for auto (cost_model.hpp): gpu_routing_calibrate() measures them and
 // stores them in the server's data directory (one file per server, whatever the database), and
-// each backend reads that file again whenever it changes.
+// each backend reads that file again when it changes (looked at once a second at most).
 #include "speeds.hpp"
 
 #include <sys/stat.h>
@@ -85,7 +85,9 @@ double measure_emit_row_ns() {
 
 }  // namespace
 
-MachineSpeeds current_speeds(const gpu::Availability& gpus) {
+namespace {
+
+MachineSpeeds speeds_from_file(const gpu::Availability& gpus) {
   struct stat info;
   if (stat(speeds_path().c_str(), &info) != 0) {
     g_loaded.valid = false;
@@ -129,6 +131,40 @@ MachineSpeeds current_speeds(const gpu::Availability& gpus) {
     return defaults;
   }
   return g_loaded.speeds;
+}
+
+// The speeds last answered, for which GPUs and when the file was last looked at. The file is
+// looked at once a second at most: its stat and the hardware's description on every call were 3%
+// of a one-pair call on a kept graph. A calibration in another session reaches this one within a
+// second; this session's own at once (forget_speeds).
+struct Answered {
+  bool valid = false;
+  const gpu::Availability* gpus = nullptr;
+  bool gpus_usable = false;
+  TimestampTz checked_at = 0;
+  MachineSpeeds speeds;
+};
+Answered g_answered;
+constexpr TimestampTz kRecheckMicroseconds = 1000000;
+
+void forget_speeds() {
+  g_answered.valid = false;
+}
+
+}  // namespace
+
+MachineSpeeds current_speeds(const gpu::Availability& gpus) {
+  // The statement's start: no clock read of its own, and one answer for all calls of a statement.
+  const TimestampTz now = GetCurrentStatementStartTimestamp();
+  if (!g_answered.valid || g_answered.gpus != &gpus || g_answered.gpus_usable != gpus.usable ||
+      now < g_answered.checked_at || now - g_answered.checked_at >= kRecheckMicroseconds) {
+    g_answered.speeds = speeds_from_file(gpus);
+    g_answered.gpus = &gpus;
+    g_answered.gpus_usable = gpus.usable;
+    g_answered.checked_at = now;
+    g_answered.valid = true;
+  }
+  return g_answered.speeds;
 }
 
 }  // namespace gpu_routing::pg
@@ -234,6 +270,7 @@ extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
       FreeFile(file) != 0)
     ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", temporary)));
   durable_rename(temporary, run->path.c_str(), ERROR);
+  gpu_routing::pg::forget_speeds();  // this session's next call reads the new file
   for (const auto& note : run->calibration.notes) ereport(NOTICE, (errmsg("%s", note.c_str())));
   for (std::size_t i = 0; i < run->values.size(); ++i) {
     Datum values[3] = {CStringGetTextDatum(run->values[i].first.c_str()),

@@ -30,7 +30,10 @@ SignalBlock::~SignalBlock() {
 int resolve_thread_count(int requested) {
   if (requested > 0) return requested;
 #ifdef _OPENMP
-  return omp_get_num_procs();
+  // Once a process: omp_get_num_procs() asks the kernel for the affinity mask each time (a system
+  // call in every auto estimate of every call), and a backend's mask does not change.
+  static const int processors = omp_get_num_procs();
+  return processors;
 #else
   return 1;
 #endif

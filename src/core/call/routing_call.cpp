@@ -1,6 +1,7 @@
 #include "call/routing_call.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -271,6 +272,15 @@ void RoutingCall::prepare() {
       1, std::min({static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size())),
                    batch_cap, source_indices_.size()})));
   distances_.resize(static_cast<std::size_t>(batch_size_) * row_width_);
+  // One source's cells or few paths on the CPU's road index (microseconds): on the calling
+  // thread. Handing such a call to the batch thread and back (two thread wake-ups) cost more than
+  // the query itself (New York, 2-core machine: a quarter of a one-pair call). Anything longer
+  // runs on the batch thread, so that a cancel lands while it computes.
+  constexpr std::size_t kPathsHere = 16;
+  run_here_ = source_indices_.size() == 1 && !remote_engine_ && engine_->device() == Device::kCpu &&
+              std::strcmp(engine_->name(), "cch") == 0 &&
+              (compact_rows_ || (kind_ == CallKind::kPaths && !all_targets_ &&
+                                 shared_targets_.size() <= kPathsHere));
   if (options_.cost_arrays) {
     // Where each column's cost sits in a row of distances_: compact rows hold shared_targets_
     // (sorted), full rows every vertex (indices are in ascending id order).
@@ -330,10 +340,11 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
       shape.result_rows = options_.cost_arrays ? S * (1 + width / 16) : S * width;
   }
   shape.result_cells = S * (problem.compact_targets ? width : static_cast<double>(n));
-  // A kept graph's share is remembered (its arrays stay mapped where they are); a graph built for
-  // this call is sampled afresh (its memory is the call's).
-  shape.far_fraction =
-      kept ? remembered_far_arc_share(graph.forward) : far_arc_share(graph.forward);
+  // A kept graph's share was measured when it was kept (else remembered by where its arrays are
+  // mapped); a graph built for this call is sampled afresh (its memory is the call's).
+  shape.far_fraction = !kept                              ? far_arc_share(graph.forward)
+                       : options_.kept_far_arc_share >= 0 ? options_.kept_far_arc_share
+                                                          : remembered_far_arc_share(graph.forward);
   const double v = static_cast<double>(n);
   shape.dense = static_cast<double>(graph.arc_count()) >= kAutoDenseDensity * v * v &&
                 n <= kAutoDenseMaxVerticesGpu;
@@ -469,7 +480,11 @@ void RoutingCall::launch_next_batch() {
   const int count = static_cast<int>(
       std::min<std::size_t>(static_cast<std::size_t>(batch_size_), source_indices_.size() - first));
   next_source_ += static_cast<std::size_t>(count);
-  pending_.start([this, first, count] { compute_batch(first, count, staging_); });
+  auto job = [this, first, count] { compute_batch(first, count, staging_); };
+  if (run_here_)
+    pending_.run_here(job);
+  else
+    pending_.start(job);
 }
 
 struct BatchThread::Worker {
@@ -585,18 +600,42 @@ void BatchThread::start(std::function<void()> job) {
   worker_->changed.notify_all();
 }
 
+void BatchThread::run_here(std::function<void()> job) {
+  here_error_ = nullptr;
+  {
+    SignalBlock block;
+    try {
+      job();
+    } catch (...) {
+      here_error_ = std::current_exception();
+    }
+  }
+  ran_here_ = true;
+  valid_ = true;
+}
+
 bool BatchThread::wait_for(int ms) {
+  if (ran_here_) return true;
   std::unique_lock<std::mutex> lock(worker_->mutex);
   return worker_->changed.wait_for(lock, std::chrono::milliseconds(ms),
                                    [this] { return worker_->done; });
 }
 
 void BatchThread::wait() {
+  if (ran_here_) return;
   std::unique_lock<std::mutex> lock(worker_->mutex);
   worker_->changed.wait(lock, [this] { return worker_->done; });
 }
 
 void BatchThread::get() {
+  if (ran_here_) {
+    ran_here_ = false;
+    valid_ = false;
+    std::exception_ptr error;
+    std::swap(error, here_error_);
+    if (error) std::rethrow_exception(error);
+    return;
+  }
   wait();
   std::exception_ptr error;
   {

@@ -48,6 +48,8 @@ struct CallOptions {
   // Its road index's image in shared memory (with engine.road_index), for the service's cch.
   std::string kept_index_segment;
   std::size_t kept_index_bytes = 0;
+  // A kept graph's far_arc_share(), measured once when it was kept (negative: measure it here).
+  double kept_far_arc_share = -1;
   // kCostMatrix / kAllPairs: one row per source holding its costs to every column (the targets in
   // the order given, or every vertex by ascending id) instead of one row per pair.
   bool cost_arrays = false;
@@ -110,8 +112,11 @@ class BatchThread {
   BatchThread& operator=(const BatchThread&) = delete;
   ~BatchThread();  // waits for a job in flight, then gives the thread back to the pool
   void start(std::function<void()> job);  // when !valid()
-  bool valid() const { return valid_; }   // a job was started and not yet collected by get()
-  bool wait_for(int ms);                  // true once the job is done
+  // Runs the job now, on the calling thread (with every signal blocked, as the batch thread's):
+  // for a job shorter than two thread wake-ups. What it throws comes out of get().
+  void run_here(std::function<void()> job);
+  bool valid() const { return valid_; }  // a job was started and not yet collected by get()
+  bool wait_for(int ms);                 // true once the job is done
   void wait();
   void get();  // waits, then rethrows what the job threw
 
@@ -120,6 +125,8 @@ class BatchThread {
  private:
   Worker* worker_ = nullptr;  // borrowed on the first start()
   bool valid_ = false;
+  bool ran_here_ = false;  // the job in hand ran on the calling thread (run_here)
+  std::exception_ptr here_error_;
 };
 
 class RoutingCall {
@@ -214,6 +221,7 @@ class RoutingCall {
   ProblemShape shape_;           // what prepare() selected the engine for
   RowBuffer<double> full_rows_;  // continue_on_cpu: full rows when compact ones were planned
   int batch_size_ = 1;
+  bool run_here_ = false;  // the call's one batch runs on the calling thread (prepare())
   std::size_t next_source_ = 0;
   RowBuffer<double> distances_;
   RowBuffer<ArcIndex> predecessors_;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "base/graph.hpp"
+#include "choice/cost_model.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "query_reader.hpp"
@@ -127,6 +128,8 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
   form.vertices = ok ? view->vertex_count() : 0;
   form.arcs = ok ? view->arc_count() : 0;
   form.edge_rows = built.edge_rows;
+  const double share = ok ? far_arc_share(view->forward) : -1;  // pages this build just wrote
+  form.far_arc_share = share;
   form.change_sum = built.change_sum;
   form.built_at = GetCurrentTimestamp();
   form.last_used = form.built_at;
@@ -138,7 +141,7 @@ SessionGraph* build_form(const Registration& reg, bool directed, int f, double* 
   // The segment's own handle, not form.handle: the lock is released, and the slot may already
   // hold another build.
   SessionGraph* slot = take_session_slot(false);
-  fill_session_slot(slot, segment, view, engines, f, built.edge_rows, bytes);
+  fill_session_slot(slot, segment, view, engines, f, built.edge_rows, bytes, share);
   return slot;
 }
 

@@ -34,7 +34,8 @@ struct KeptGraphUse {
   char name[64] = {0};  // the graph's name when one was named or matched, else empty
   char how[160] = {0};  // for gpu_routing_last_run().notes: why private, or that it was built
   std::int64_t edge_rows = 0;
-  double build_ms = 0;  // this call built the shared form
+  double far_arc_share = -1;  // measured when the form was built (negative: not known)
+  double build_ms = 0;        // this call built the shared form
   // The form's DSM segment, which the GPU service maps by name (kept_image_segment_name).
   bool has_image = false;
   unsigned image_handle = 0;

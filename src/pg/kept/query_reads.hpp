@@ -25,7 +25,9 @@ struct QueryReads {
 // Prepares `sql` (under the current search_path) as the current user, checks that user may read
 // what it reads, and lists the tables and views it reads with their columns. With
 // `check_tracking`, says what would stop changes from being seen.
-void analyze_query(const char* sql, const char* function, bool check_tracking, QueryReads* reads);
+// With `keep_plan`, the query's plan is kept for later calls (by text and search_path).
+void analyze_query(const char* sql, const char* function, bool check_tracking, QueryReads* reads,
+                   bool keep_plan = false);
 // The query reads exactly the registration's tables.
 bool same_tables(const QueryReads& reads, const Registration& reg);
 // Lists the tables of `reads` as a regclass[] Datum.

@@ -8,9 +8,16 @@
 #include "kept/extension_objects.hpp"
 
 extern "C" {
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
 #include "utils/plancache.h"
+#include "utils/snapmgr.h"
 }
 
 namespace gpu_routing::pg::kept {
@@ -46,6 +53,99 @@ SPIPlanPtr registry_plan(const char* query, Oid* types) {
   strlcpy(slot->query, query, sizeof slot->query);
   slot->plan = plan;
   return plan;
+}
+
+// Registrations read before, kept by the backend with the registry row they came from (its TID
+// and xmin): a call validates one by fetching that row under a snapshot of its time, a few
+// microseconds, where reading the registry through SPI cost tens of microseconds twice a call.
+// Any change to a registration (gpu_graph_refresh, a schema change's new generation, unusable,
+// road_index, gpu_graph_drop, a new row with the name) writes a new row version, whose old one
+// the fetch then no longer sees: exact, on the primary and on a standby replaying it, as reading
+// the registry is.
+struct CachedRegistration {
+  bool used;
+  bool by_name;
+  char* key;  // the name, or the normalized edges_sql
+  Oid registry;
+  ItemPointerData tid;
+  TransactionId xmin;
+  Registration reg;  // strings in g_registration_context
+  uint64 used_at;
+};
+constexpr int kCachedRegistrations = 16;
+CachedRegistration g_registrations[kCachedRegistrations];
+uint64 g_registration_clock = 0;
+MemoryContext g_registration_context = nullptr;
+
+char* copy_text_into(MemoryContext context, const char* text) {
+  return text == nullptr ? nullptr : MemoryContextStrdup(context, text);
+}
+
+// `from` with its strings copied into `context`.
+Registration copy_registration(const Registration& from, MemoryContext context) {
+  Registration to = from;
+  to.name = copy_text_into(context, from.name);
+  to.edges_sql = copy_text_into(context, from.edges_sql);
+  to.search_path = copy_text_into(context, from.search_path);
+  to.unusable = copy_text_into(context, from.unusable);
+  return to;
+}
+
+void free_registration_strings(Registration& reg) {
+  for (char* text : {reg.name, reg.edges_sql, reg.search_path, reg.unusable})
+    if (text != nullptr) pfree(text);
+}
+
+// The row `cached` was read from is still what a snapshot taken now sees. As the registry's own
+// read does (SPI, not read-only), the command counter advances first: a registration this
+// transaction just wrote counts.
+bool cached_row_current(const CachedRegistration& cached, Oid registry) {
+  if (cached.registry != registry) return false;
+  CommandCounterIncrement();
+  Relation relation = table_open(registry, AccessShareLock);
+  HeapTupleData tuple;
+  tuple.t_self = cached.tid;
+  Buffer buffer = InvalidBuffer;
+  bool current = heap_fetch(relation, GetTransactionSnapshot(), &tuple, &buffer, false);
+  if (current) {
+    current = HeapTupleHeaderGetRawXmin(tuple.t_data) == cached.xmin;
+    ReleaseBuffer(buffer);
+  }
+  table_close(relation, AccessShareLock);
+  return current;
+}
+
+CachedRegistration* find_cached(const char* key, bool by_name) {
+  for (CachedRegistration& cached : g_registrations)
+    if (cached.used && cached.by_name == by_name && strcmp(cached.key, key) == 0) return &cached;
+  return nullptr;
+}
+
+void keep_registration(const char* key, bool by_name, Oid registry, ItemPointerData tid,
+                       TransactionId xmin, const Registration& reg) {
+  if (g_registration_context == nullptr)
+    g_registration_context =
+        AllocSetContextCreate(TopMemoryContext, "gpu_routing registrations", ALLOCSET_SMALL_SIZES);
+  CachedRegistration* slot = find_cached(key, by_name);
+  if (slot == nullptr)
+    slot = free_or_oldest(
+        g_registrations, [](const CachedRegistration& c) { return !c.used; },
+        [](const CachedRegistration&) { return true; },
+        [](const CachedRegistration& a, const CachedRegistration& b) {
+          return a.used_at < b.used_at;
+        });
+  if (slot->used) {
+    pfree(slot->key);
+    free_registration_strings(slot->reg);
+  }
+  slot->used = true;
+  slot->by_name = by_name;
+  slot->key = MemoryContextStrdup(g_registration_context, key);
+  slot->registry = registry;
+  slot->tid = tid;
+  slot->xmin = xmin;
+  slot->reg = copy_registration(reg, g_registration_context);
+  slot->used_at = ++g_registration_clock;
 }
 
 }  // namespace
@@ -116,11 +216,18 @@ void read_registration(const char* key, bool by_name, Registration* out) {
     return;
   }
   MemoryContext caller = CurrentMemoryContext;
+  const Oid registry = registry_relid();
+  if (CachedRegistration* cached = find_cached(key, by_name);
+      cached != nullptr && cached_row_current(*cached, registry)) {
+    cached->used_at = ++g_registration_clock;
+    *out = copy_registration(cached->reg, caller);
+    return;
+  }
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   char query[512];
   snprintf(query, sizeof query,
            "SELECT id, name, owner::oid, edges_sql, search_path, tables::oid[], refresh = 'manual',"
-           " generation, unusable, %s FROM %s.gpu_routing_graphs WHERE %s",
+           " generation, unusable, %s, ctid, xmin FROM %s.gpu_routing_graphs WHERE %s",
            road_index_column(), schema,
            by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
   Oid types[1] = {TEXTOID};
@@ -155,6 +262,14 @@ void read_registration(const char* key, bool by_name, Registration* out) {
     out->unusable = isnull ? nullptr : TextDatumGetCString(unusable);
     out->road_index = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull));
     MemoryContextSwitchTo(spi);
+    // Kept where the key names one registration (two rows with one normalized query: read each
+    // time, as before).
+    if (SPI_processed == 1) {
+      const auto* tid =
+          reinterpret_cast<ItemPointer>(DatumGetPointer(SPI_getbinval(row, desc, 11, &isnull)));
+      const TransactionId xmin = DatumGetTransactionId(SPI_getbinval(row, desc, 12, &isnull));
+      keep_registration(key, by_name, registry, *tid, xmin, *out);
+    }
   }
   SPI_finish();
 }

@@ -101,7 +101,7 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
   context.arg = reg.name;
   context.previous = error_context_stack;
   error_context_stack = &context;
-  analyze_query(named ? reg.edges_sql : edges_sql, function, false, &reads);
+  analyze_query(named ? reg.edges_sql : edges_sql, function, false, &reads, true);
   error_context_stack = context.previous;
   pop_search_path(level);
   if (!named && !same_tables(reads, reg)) {
@@ -162,6 +162,7 @@ void resolve_kept_graph(const char* edges_sql, bool directed, const char* functi
   use->image_handle = static_cast<unsigned>(entry->handle);
   use->build_ms = build_ms;
   use->edge_rows = entry->edge_rows;
+  use->far_arc_share = entry->far_arc_share;
   if (build_ms > 0)
     snprintf(use->how, sizeof use->how, "kept graph built by this call (%.0f ms)", build_ms);
   prepare_road_index(reg, directed, entry, road_index_asked, use);

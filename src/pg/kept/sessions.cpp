@@ -95,12 +95,13 @@ SessionGraph* map_form(int f) {
     dsm_detach(segment);
     raise_failure(&failure);
   }
-  fill_session_slot(slot, segment, view, engines, f, form.edge_rows, form.bytes);
+  fill_session_slot(slot, segment, view, engines, f, form.edge_rows, form.bytes,
+                    form.far_arc_share);
   return slot;
 }
 
 void fill_session_slot(SessionGraph* slot, dsm_segment* segment, Graph* view, EngineCache* engines,
-                       int f, int64 edge_rows, Size bytes) {
+                       int f, int64 edge_rows, Size bytes, double far_arc_share) {
   memset(slot, 0, sizeof *slot);
   slot->used = true;
   slot->handle = dsm_segment_handle(segment);
@@ -109,6 +110,7 @@ void fill_session_slot(SessionGraph* slot, dsm_segment* segment, Graph* view, En
   slot->engines = engines;
   slot->form = f;
   slot->edge_rows = edge_rows;
+  slot->far_arc_share = far_arc_share;
   slot->bytes = bytes;
 }
 

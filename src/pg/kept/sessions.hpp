@@ -22,8 +22,9 @@ struct SessionGraph {
   Graph* view;
   EngineCache* engines;
   int form;
-  int64 device_bytes;  // what this session reported into the form's device_bytes
-  int64 edge_rows;     // of the form as mapped (the slot may hold another form later)
+  int64 device_bytes;    // what this session reported into the form's device_bytes
+  int64 edge_rows;       // of the form as mapped (the slot may hold another form later)
+  double far_arc_share;  // the form's (SharedForm::far_arc_share)
   Size bytes;
   // The form's road index, mapped (null until a call needs it), and its segment's handle (an
   // index removed by gpu_graph_index(name, false) and made again is another segment).
@@ -46,7 +47,7 @@ SessionGraph* take_session_slot(bool locked);
 // Fills a slot take_session_slot gave with the mapping of form f: its segment (pinned) and the
 // view and engines made on it.
 void fill_session_slot(SessionGraph* slot, dsm_segment* segment, Graph* view, EngineCache* engines,
-                       int f, int64 edge_rows, Size bytes);
+                       int f, int64 edge_rows, Size bytes, double far_arc_share);
 // Lock held. Maps the ready form f (the lock keeps its segment from going meanwhile); null when
 // the segment is gone.
 SessionGraph* map_form(int f);
