@@ -4,6 +4,7 @@
 # run. Prints one markdown table:
 #   rate, CLIENTS clients   transactions per second of each workload and its ratio to the
 #                           yardstick's (medians of ROUNDS runs of SECONDS s, the workloads in turn)
+#   p99, CLIENTS clients    the 99th percentile of every transaction's latency in those runs
 #   one session             p50 and p99 of each workload's latency, one client (pgbench's
 #                           per-transaction log: every transaction of the runs)
 #   new connection          each transaction a new connection (pgbench -C): the yardstick's
@@ -12,6 +13,8 @@
 # The workloads, random New York pairs:
 #   distance   SELECT agg_costs FROM gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])
 #   path       SELECT ... FROM gpu_path('graph:ny', s, t) (the path's rows)
+#   path rows  as many rows of the path's five columns from generate_series, no route: what the
+#              rows alone cost the server and pgbench (the mean row count of 200 random pairs)
 # Usage: bench/call_rate.sh [--clients N] [--seconds S] [--rounds N] [--device cpu|gpu|auto]
 #            [--port P] [--out FILE]
 #   --clients N   pgbench clients for the rates [2 x the cores]
@@ -45,6 +48,8 @@ createdb bench
 psql -X -q -d bench -c "SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges')" \
   -c "SELECT gpu_graph_index('ny')" >/dev/null
 vertices=$(psql -X -At -d bench -c "SELECT max(id) FROM ny_vertices")
+path_rows=$(psql -X -At -d bench -c "SELECT round(count(*) / 200.0) FROM generate_series(1, 200) g,
+  LATERAL gpu_path('graph:ny', (g * 7919) % $vertices + 1, (g * 104729) % $vertices + 1)")
 # chr(58): pgbench -M prepared reads a colon in the text as a variable.
 cat >"$work/yardstick.sql" <<SQL
 \set s random(1, $vertices)
@@ -59,6 +64,11 @@ cat >"$work/path.sql" <<SQL
 \set s random(1, $vertices)
 \set t random(1, $vertices)
 SELECT seq, node, edge, cost, agg_cost FROM gpu_path('graph' || chr(58) || 'ny', :s::bigint, :t::bigint);
+SQL
+cat >"$work/rows.sql" <<SQL
+\set s random(1, $vertices)
+SELECT g::integer, (:s::bigint + g)::bigint, (:s::bigint - g)::bigint, (0.5 * g)::float8, (1.5 * g)::float8
+  FROM generate_series(1, $path_rows) g;
 SQL
 cat >"$work/select1.sql" <<SQL
 SELECT 1;
@@ -80,26 +90,29 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 # Percentile P of the latencies (microseconds, the log's third field) of a log file, in ms.
 percentile() { awk '{ print $3 }' "$1" | sort -n | awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.5); if (i < 1) i = 1; printf "%.3f", v[i] / 1000 }'; }
 declare -A tps
-for workload in yardstick distance path; do run "$workload" "$clients" 0 >/dev/null; done  # warm
+for workload in yardstick distance path rows; do run "$workload" "$clients" 0 >/dev/null; done  # warm
+rm -f "$work"/latencies.*
 for round in $(seq "$rounds"); do
-  for workload in yardstick distance path; do
+  for workload in yardstick distance path rows; do
     tps[$workload]+="$(run "$workload" "$clients" "$round") "
     echo "call_rate.sh: round $round $workload: ${tps[$workload]##* }" >&2
   done
 done
-for workload in yardstick distance path; do run "$workload" 1 7 >/dev/null; done
+for workload in yardstick distance path rows; do run "$workload" 1 7 >/dev/null; done
 for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
 {
   y=$(printf '%s\n' ${tps[yardstick]} | median)
-  echo "| workload (New York, gpu_routing.device = $device) | tps, $clients clients (median of $rounds) | / yardstick | p50, one session (ms) | p99, one session (ms) |"
-  echo "|---|---:|---:|---:|---:|"
-  for workload in yardstick distance path; do
+  echo "| workload (New York, gpu_routing.device = $device) | tps, $clients clients (median of $rounds) | / yardstick | p99, $clients clients (ms) | p50, one session (ms) | p99, one session (ms) |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for workload in yardstick distance path rows; do
     t=$(printf '%s\n' ${tps[$workload]} | median)
     label=$workload
     [ "$workload" = yardstick ] && label="yardstick: SELECT :s + 1"
     [ "$workload" = distance ] && label="one distance: gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])"
     [ "$workload" = path ] && label="one path: gpu_path('graph:ny', s, t), its rows"
-    printf '| %s | %.0f | %.3f | %s | %s |\n' "$label" "$t" "$(awk -v a="$t" -v b="$y" 'BEGIN { print a / b }')" \
+    [ "$workload" = rows ] && label="no route, the path's rows alone: $path_rows rows of generate_series"
+    printf '| %s | %.0f | %.3f | %s | %s | %s |\n' "$label" "$t" "$(awk -v a="$t" -v b="$y" 'BEGIN { print a / b }')" \
+      "$(percentile "$work/latencies.${workload}.${clients}" 99)" \
       "$(percentile "$work/latencies.${workload}.1" 50)" "$(percentile "$work/latencies.${workload}.1" 99)"
   done
   echo
@@ -107,6 +120,6 @@ for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
   d1=$(percentile "$work/latencies.distance.1-C" 50)
   echo "A new connection each transaction (pgbench -C, one client, p50): SELECT 1 $s1 ms, one distance $d1 ms: the first route costs $(awk -v a="$d1" -v b="$s1" 'BEGIN { printf "%.3f", a - b }') ms more."
   echo
-  echo "Runs (tps): $(for w in yardstick distance path; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
+  echo "Runs (tps): $(for w in yardstick distance path rows; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
   echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(date -u '+%Y-%m-%d'), gpu_routing $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src kernels || echo ' with local changes')."
 } | tee ${out:+"$out"}

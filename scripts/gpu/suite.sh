@@ -38,6 +38,10 @@
 #                       AUTO_ONLY=TEXT the workloads whose name holds TEXT
 #   kept-pgbench        16 clients of random New York routes: kept graph on the GPU vs pgr_dijkstra
 #   kept-pgbench-cpu    the same with the CPU engine (the machine's cores)
+#   call-rate           a call's cost around the engine (bench/call_rate.sh, issue 42): New York
+#                       routes on a kept graph with its index against `SELECT :s + 1`, CALL_RATE_CLIENTS
+#                       [64] clients, gpu_routing.device = CALL_RATE_DEVICE [auto], on a server of its
+#                       own (port 54480)
 #   service-pgbench     the GPU service (issue 10): 64 clients of random New York routes, service vs
 #                       in-backend GPU vs CPU engine vs pgr_dijkstra, each on a server of its own
 #                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
@@ -73,7 +77,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade deployments progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -344,6 +348,9 @@ for part in $bench; do
       PGDATABASE=bench bench_run "$part" kept_pgbench.md bash bench/kept_pgbench.sh --device gpu --duration "${PGBENCH_SECONDS:-20}" ;;
     kept-pgbench-cpu)
       PGDATABASE=bench bench_run "$part" kept_pgbench_cpu.md bash bench/kept_pgbench.sh --device cpu --duration "${PGBENCH_SECONDS:-20}" ;;
+    call-rate)
+      bench_run "$part" call_rate.md bash bench/call_rate.sh --clients "${CALL_RATE_CLIENTS:-64}" \
+        --device "${CALL_RATE_DEVICE:-auto}" ;;
     service-pgbench)
       # Servers of its own (ports 54430 and 54431): gpu_routing.service is a postmaster setting.
       seconds=${SERVICE_PGBENCH_SECONDS:-60}

@@ -466,9 +466,10 @@ void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets&
     unwind_backward(target_rank, ws);
   }
   buckets.target_count_ = target_count;
-  // Sparse where the entries are a sixteenth of the ranks or fewer: sorting them costs less than
-  // an index over every rank.
-  buckets.sparse_ = entries.size() * 16 <= static_cast<std::size_t>(n);
+  // Sparse where the entries are a 32nd of the ranks or fewer: sorting them costs less than an
+  // index over every rank, and each source's merge stays short (New York, one core: 10 x 10 in
+  // 0.23 ms sparse against 0.46 dense, 30 x 30 0.84 against 0.97; 100 x 100 3.35 against 2.93).
+  buckets.sparse_ = entries.size() * 32 <= static_cast<std::size_t>(n);
   if (buckets.sparse_) {
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
@@ -506,11 +507,14 @@ void Cch::row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row
   std::fill(row, row + buckets.target_count_, kInfinity);
   if (buckets.sparse_) {
     // The walk visits ranks in ascending order (each parent ranks above its child), as the
-    // entries are sorted: one merge.
+    // entries are sorted: one merge, which skips ahead by binary search (a hundred targets'
+    // thousands of entries stepped through one by one for each source made New York's 100 x 100
+    // matrix 35% slower than the dense index).
     std::size_t e = 0;
     const std::size_t end = buckets.rank_.size();
+    const VertexIndex* ranks = buckets.rank_.data();
     walk_up(source_rank, ws.forward_distance_, up_, nullptr, [&](VertexIndex x, double here) {
-      while (e < end && buckets.rank_[e] < x) ++e;
+      e = static_cast<std::size_t>(std::lower_bound(ranks + e, ranks + end, x) - ranks);
       for (; e < end && buckets.rank_[e] == x; ++e) {
         double& cell = row[buckets.target_[e]];
         cell = std::min(cell, here + buckets.distance_[e]);
