@@ -3,7 +3,9 @@
 # index, every workload timed end to end from psql (`SELECT count(*) FROM f(...)`, \timing: the
 # server's whole call and the round trip), one session, in one run. Each cell is the median of
 # ROUNDS calls after one warming call, with gpu_routing.device set to the column's value; "refused"
-# where that device does not run the function. Prints one markdown table.
+# where that device does not run the function. auto decides on speeds gpu_routing_calibrate()
+# measured on this machine first (about a minute), as a deployment's would. Prints one markdown
+# table, then where each cell's last call spent its time and auto's estimates.
 # The workloads (sources and targets: vertex ids spread over the graph by a fixed stride):
 #   1000 x 1000 as arrays          gpu_apsp_array('graph:ny', 1000 ids, the same 1000 ids)
 #   3000 x 3000 as arrays          the same with 3,000 ids
@@ -40,6 +42,8 @@ psql -X -q -d bench -v ON_ERROR_STOP=1 <<'SQL' >/dev/null
 CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
 SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges');
 SELECT gpu_graph_index('ny');
+-- auto as a deployment runs it: on this machine's measured speeds (README: run it once).
+SELECT count(*) FROM gpu_routing_calibrate();
 -- Vertex ids spread over the graph: a stride coprime with the vertex count.
 CREATE TABLE bench_ids AS
   SELECT n, array_agg(1 + (i * 7919::bigint) % (SELECT count(*) FROM ny_vertices) ORDER BY i) AS ids

@@ -18,6 +18,11 @@ namespace {
 // A bucket scan of the CPU's many-to-many, in arcs of its PHAST sweep (cpu_cch_sweep_ns): both
 // are memory-bound, a scan missing the cache far more often.
 constexpr double kBucketCellSweeps = 10;
+// The buckets of T targets: about 500 entries each (a New York upward search reaches a few
+// hundred ranks) of 12 bytes; a scan slows as they outgrow about 16 MB of cache.
+constexpr double kBucketEntriesPerTarget = 500;
+constexpr double kBucketEntryBytes = 12;
+constexpr double kBucketCacheBytes = 16.0 * 1024 * 1024;
 }  // namespace
 
 namespace {
@@ -413,10 +418,15 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
         // from 1000 to 4000: 20 us a search and 16 ns a cell on 2 threads (10x its sweep's ns an
         // arc, one thread); without the cells a 10000 x 10000 matrix was estimated at a 40th of
         // its 4.4 s on the H200 host and kept from the GPU.
+        // Past the cache the scans miss further: the H200 host (16 cores, built-in speeds)
+        // estimated 3000 x 3000 at 70 ms for 53-63 measured, but 10000 x 10000 at 0.5 s for 3.9 s;
+        // each scan's cost grows with the buckets' bytes past kBucketCacheBytes.
         const double targets =
             static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
+        const double bucket_bytes = targets * kBucketEntriesPerTarget * kBucketEntryBytes;
+        const double miss_factor = std::max(1.0, bucket_bytes / kBucketCacheBytes);
         compute = ((S + targets) * query_us * 1e-3 +
-                   S * targets * kBucketCellSweeps * s.cpu_cch_sweep_ns * 1e-6) /
+                   S * targets * kBucketCellSweeps * miss_factor * s.cpu_cch_sweep_ns * 1e-6) /
                   speedup;
       } else if (shape.index_point_queries && shape.targets_per_source > 0) {
         // Point queries, one per pair.
