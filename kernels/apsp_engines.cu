@@ -8,7 +8,7 @@ namespace gpu_routing::gpu {
 const std::vector<EngineInfo>& apsp_engines() {
   static const std::vector<EngineInfo> table = {
       {"multi_source", Device::kGpu, false, true, false,
-       "seed 000: 32 sources per warp (Harish's scatter/check with atomicMin), adjacency shared "
+       "Okuyama, Ino and Hagihara: 32 sources per warp (Harish's scatter/check with atomicMin), adjacency shared "
        "by the warp, interleaved per-source arrays, path recording kernel; splits sources over "
        "every GPU",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
@@ -16,20 +16,20 @@ const std::vector<EngineInfo>& apsp_engines() {
        },
        apsp::estimate_multi_source_bytes},
       {"blocked_fw", Device::kGpu, false, true, true,
-       "seed 002: three-phase blocked Floyd-Warshall on the dense matrix, register-tiled min-plus "
+       "Pandey and Sharma: three-phase blocked Floyd-Warshall on the dense matrix, register-tiled min-plus "
        "products in int16x2, int32 or float64",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return apsp::create_dense_engine(g, o, apsp::DenseAlgorithm::kBlocked);
        },
        apsp::estimate_dense_bytes},
       {"floyd_warshall", Device::kGpu, false, true, true,
-       "the textbook Floyd-Warshall on the dense matrix, one kernel per k (seed 002's baseline)",
+       "the textbook Floyd-Warshall on the dense matrix, one kernel per k (Pandey and Sharma's baseline)",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return apsp::create_dense_engine(g, o, apsp::DenseAlgorithm::kNaive);
        },
        apsp::estimate_dense_bytes},
       {"rkleene", Device::kGpu, false, true, true,
-       "seed 004: recursive Kleene on quadrants, min-plus products and a shared-memory "
+       "Pandey and Sharma: recursive Kleene on quadrants, min-plus products and a shared-memory "
        "Floyd-Warshall base case",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return apsp::create_dense_engine(g, o, apsp::DenseAlgorithm::kRecursiveKleene);

@@ -78,7 +78,7 @@ if ctest --test-dir "$build" -N -L client | grep -q "Total Tests: [1-9]"; then
   ctest --test-dir "$build" --output-on-failure -L client
 fi
 
-step "docs: the examples of README.md and docs/client.md; every setting and function in docs/reference.md"
+step "docs: the examples of README.md and every page of docs/, their links; every setting and function in docs/reference.md"
 if [ -x "$build/client/gpu-route" ]; then
   test/docs/readme_examples.sh --client-build "$build"
 else

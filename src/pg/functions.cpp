@@ -32,6 +32,7 @@
 extern "C" {
 #include "commands/prepare.h"
 #include "nodes/parsenodes.h"
+#include "utils/guc_tables.h"
 #include "utils/plancache.h"
 
 PG_FUNCTION_INFO_V1(gpu_sssp_one);
@@ -897,13 +898,31 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
     service_info(rows);
   });
   if (!ok) raise_failure(&failure);
-  for (const auto& row : *rows)
+  // The settings listed so far (rows dies with the slot).
+  std::vector<std::string> listed;
+  for (const auto& row : *rows) {
     put_text_row(rsinfo->setResult, rsinfo->setDesc, row.first.c_str(), row.second.c_str());
+    listed.push_back(row.first);
+  }
   destroy_owned(slot);
   {
-    char* graph_memory = GetConfigOptionByName("gpu_routing.graph_memory", nullptr, true);
-    if (graph_memory != nullptr)
-      put_text_row(rsinfo->setResult, rsinfo->setDesc, "gpu_routing.graph_memory", graph_memory);
+    // Every other setting of the extension as SHOW prints it, so that none is missing from the
+    // list (test hooks aside).
+    struct config_generic** variables = get_guc_variables();
+    const int count = GetNumConfigOptions();
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i) {
+      const char* name = variables[i]->name;
+      if (strncmp(name, "gpu_routing.", 12) != 0 || strncmp(name, "gpu_routing.test_", 17) == 0 ||
+          (variables[i]->flags & GUC_CUSTOM_PLACEHOLDER) != 0)
+        continue;
+      if (std::find(listed.begin(), listed.end(), name) == listed.end()) names.emplace_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    for (const auto& name : names) {
+      char* value = GetConfigOptionByName(name.c_str(), nullptr, true);
+      if (value != nullptr) put_text_row(rsinfo->setResult, rsinfo->setDesc, name.c_str(), value);
+    }
   }
   struct InfoSink {
     ReturnSetInfo* rsinfo;

@@ -144,8 +144,9 @@ void define_settings() {
   DefineCustomEnumVariable(
       "gpu_routing.index_paths",
       "Which path the road index (engine cch) returns where several shortest paths tie.",
-      "rule: the path every engine returns (the common predecessor rule; the index computes a "
-      "whole tree for it); hierarchy: the path the hierarchy finds, one query per pair "
+      "rule: the path every engine returns (the common predecessor rule; for up to 16 targets "
+      "the index settles only what their paths depend on, for more a whole tree); hierarchy: the "
+      "path the hierarchy finds, one query per pair "
       "(microseconds on a city), the same cost, possibly other edges where paths tie.",
       &g_index_paths, 0, kIndexPathOptions, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(

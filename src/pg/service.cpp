@@ -289,7 +289,7 @@ void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) 
                  100.0 * static_cast<double>(e.busy_ns.load()) / 1e9 / alive_s, alive_s);
         line += text;
       }
-      rows->emplace_back((gpu_mode ? "service gpu " : "service worker ") + std::to_string(d), line);
+      rows->emplace_back((gpu_mode ? "service lane " : "service worker ") + std::to_string(d), line);
     }
   }
   // Graphs on the device: a consistent copy (the service rewrites the list under graphs_seq).

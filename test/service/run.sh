@@ -384,7 +384,7 @@ drained_ms=$(wait_drained) && pass "cancel: the service dropped the cancelled re
 [ "$(postmaster_start)" = "$postmaster" ] && pass "the server never restarted ($(service_row))" || fail "the server restarted"
 
 # --- several devices (gpu_routing.service_devices = 2 in CPU mode, every GPU in GPU mode) ----------------
-device_rows() { q -c "SELECT name || ': ' || value FROM gpu_routing_info() WHERE name ~ '^service (gpu|worker) [0-9]+\$' ORDER BY name"; }
+device_rows() { q -c "SELECT name || ': ' || value FROM gpu_routing_info() WHERE name ~ '^service (lane|worker) [0-9]+\$' ORDER BY name"; }
 device_count=$(device_rows | grep -c .)
 # Lanes of one GPU are rows of their own but share its context: a fault takes every lane of its GPU
 # out, so only another GPU can answer the faulted call. CPU mode: each worker is a device.

@@ -12,6 +12,9 @@ SELECT function, vertices, edges, sources, rows FROM gpu_routing_last_run();
 -- Every setting is listed (gpu_routing.service where the library is preloaded, as in the test
 -- clusters), and whether kept graphs are on.
 SELECT name FROM gpu_routing_info() WHERE name LIKE 'gpu_routing.%' ORDER BY name;
+-- None of pg_settings' is missing (the test hooks aside).
+SELECT name FROM pg_settings WHERE name LIKE 'gpu_routing.%' AND name NOT LIKE 'gpu_routing.test\_%'
+EXCEPT SELECT name FROM gpu_routing_info();
 SELECT value LIKE '% of % (gpu_routing.graph_memory)' AS kept_graphs_on FROM gpu_routing_info() WHERE name = 'kept graphs';
 -- The GPU service's rows. They hold whether the service runs (gpu_routing.service = cpu, or auto
 -- with a GPU) or not (auto without a GPU: state "no GPU", calls run in the backend).
