@@ -107,7 +107,8 @@ SELECT * FROM pg_temp.side_by_side('route');
 CREATE TEMP TABLE route AS SELECT * FROM gpu_path('graph:ny', :times_square, :jfk);
 SELECT edge AS closed, cost AS open_cost FROM route
 WHERE path_seq = (SELECT max(path_seq) / 2 FROM route) \gset
--- route_now(moment): the route as a call sees it now, and what served it.
+-- route_now(moment, ...): the route as a call sees it now, and what served it (the first two
+-- of its notes: a GPU engine adds its launch parameters).
 CREATE TEMP TABLE moments (n serial, moment text, route text, uses_the_road boolean, ms numeric,
                            graph text, engine text, notes text);
 CREATE PROCEDURE pg_temp.route_now(moment text, source bigint, target bigint, road bigint)
@@ -124,7 +125,8 @@ BEGIN
   elapsed := round((extract(epoch FROM clock_timestamp() - started) * 1000)::numeric, 3);
   INSERT INTO moments (moment, route, uses_the_road, ms, graph, engine, notes)
   SELECT moment, answer, uses, elapsed, r.graph, r.algorithm,
-         regexp_replace(r.notes, 'background worker [0-9]+', 'a background worker')
+         regexp_replace(array_to_string((string_to_array(r.notes, '; '))[1:2], '; '),
+                        'background worker [0-9]+', 'a background worker')
   FROM gpu_routing_last_run() r;
 END $$;
 SELECT format('UPDATE ny_edges SET cost = 10000000 WHERE id = %s;', :closed) AS close_it,
@@ -193,7 +195,7 @@ SELECT * FROM pg_temp.side_by_side('matrix');
 
 \echo '\n== 5. The server, briefly'
 SELECT name, value FROM gpu_routing_info()
-WHERE name IN ('version', 'build', 'gpu', 'openmp threads', 'kept graphs')
+WHERE name IN ('version', 'build', 'gpu', 'service gpu 0', 'openmp threads', 'kept graphs')
 UNION ALL
 SELECT 'engines', format('%s on the CPU, %s on the GPU', count(*) FILTER (WHERE name LIKE '%(cpu)'),
                          count(*) FILTER (WHERE name LIKE '%(gpu)'))
