@@ -22,32 +22,42 @@ step_done() {
   step_started=$SECONDS
 }
 
-# What to expect, from the times measured on the 2-core development machine (no GPU): the CUDA
-# core's first build dominates; once built, make only checks it.
+# What to expect, from the times measured on the 2-core development machine (no GPU, other work
+# running beside it): a first build with CUDA 4:26 (the core 3:46, the entry points and the install
+# 0:40), without CUDA about 1:50 (the core 1:06); New York loaded into a fresh cluster in 6 s; the
+# SQL 18-30 s, 11-17 s of it pgRouting's 100 x 100 cost matrix.
 core_build=build/extension
 if [ -f "$core_build/libgpu_routing_core.a" ]; then
-  build_note="the build is there already: seconds"
+  build_note="built already: seconds"
 elif command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
-  build_note="a first build with CUDA: about 9 minutes on 2 cores, less with more"
+  build_note="a first build with CUDA: about 5 minutes on 2 cores"
 else
-  build_note="a first build without CUDA (no nvcc): about 2 minutes on 2 cores, less with more"
+  build_note="a first build without CUDA (no nvcc): about 2 minutes on 2 cores"
 fi
-echo "== gpu_routing demo: expect the build ($build_note), then about 45 s for loading New York"
-echo "   and the demo's SQL (its slowest step: pgRouting's 100 x 100 cost matrix, about 10 s)"
+echo "== gpu_routing demo: expect the build ($build_note), then about 40 s for New York"
+echo "   and the demo's SQL (its slowest step: pgRouting's 100 x 100 cost matrix, 10-20 s)"
 
 scripts/setup.sh
 export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$(cd "$root/../shared/data" && pwd)}
 step_done "packages"
 
 # The build's own lines go to a log; what shows is its progress: the core's percent (CMake) as
-# it passes each tenth, then the PostgreSQL entry points file by file, with the time so far.
-echo "== building and installing gpu_routing (the full log: $core_build/demo_build.log)"
-mkdir -p "$core_build"
-log=$core_build/demo_build.log
-entry_points=$(ls src/pg/*.cpp src/pg/kept/*.cpp | wc -l)
+# it passes each tenth, then the PostgreSQL entry points file by file, with the time so far, and
+# the time again after each half minute without a new line (nvcc spends minutes on a few files).
 show_progress() {
-  local shown=-1 compiled=0 line percent
-  while IFS= read -r line; do
+  local shown=-1 compiled=0 line pending= percent last_line=no
+  while [ "$last_line" = no ]; do
+    if IFS= read -r -t 30 line; then
+      line=$pending$line pending=
+    elif [ $? -gt 128 ]; then
+      # Half a minute without a whole line: the time so far (a partial line waits for its end).
+      pending+=$line
+      [ "$shown" -ge 0 ] && [ "$compiled" = 0 ] && printf ' . %s' "$(clock $(( SECONDS - step_started )))"
+      continue
+    else
+      line=$pending$line pending= last_line=yes
+      [ -z "$line" ] && break
+    fi
     printf '%s\n' "$line" >>"$log"
     if [[ $line =~ ^\[\ *([0-9]+)%\] ]]; then
       percent=${BASH_REMATCH[1]}

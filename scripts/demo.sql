@@ -7,8 +7,9 @@
 -- service area is 50000) and the answers are shown in km.
 -- psql variables: calibrate=1 also runs gpu_routing_calibrate() at the end (scripts/demo.sh sets
 -- it from GPU_ROUTING_DEMO_CALIBRATE=1).
-\pset footer off
 \set QUIET on
+\pset footer off
+\pset pager off
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpu_routing;
