@@ -44,6 +44,10 @@ step_done "packages"
 # The build's own lines go to a log; what shows is its progress: the core's percent (CMake) as
 # it passes each tenth, then the PostgreSQL entry points file by file, with the time so far, and
 # the time again after each half minute without a new line (nvcc spends minutes on a few files).
+echo "== building and installing gpu_routing (the full log: $core_build/demo_build.log)"
+mkdir -p "$core_build"
+log=$core_build/demo_build.log
+entry_points=$(ls src/pg/*.cpp src/pg/kept/*.cpp | wc -l)
 show_progress() {
   local shown=-1 compiled=0 line pending= percent last_line=no
   while [ "$last_line" = no ]; do

@@ -134,27 +134,27 @@ SELECT format('UPDATE ny_edges SET cost = 10000000 WHERE id = %s;', :closed) AS 
        format('UPDATE ny_edges SET cost = %s WHERE id = %s;', :open_cost, :closed) AS open_it,
        format('-- road segment %s of the route (%s m) closed: 1000 km, no shortest route takes it',
               :closed, round(:open_cost / 10.0)) AS close_comment \gset
-\echo 'Two UPDATEs, each committed on its own, and the same route asked after each:'
+\echo 'Two UPDATEs, each committed on its own, and the same route asked of graph:ny after each:'
 \echo '  ' :close_it :close_comment
 \echo '  ' :open_it '     -- opened again'
 CALL pg_temp.route_now('before', :times_square, :jfk, :closed);
 :close_it
-CALL pg_temp.route_now('1st UPDATE committed: the next call', :times_square, :jfk, :closed);
-CALL pg_temp.route_now(format('its index re-made in %s s: the next call', pg_temp.wait_for_index('ny')),
+CALL pg_temp.route_now('1st UPDATE: the next call', :times_square, :jfk, :closed);
+CALL pg_temp.route_now(format('index re-made (%s s): next call', pg_temp.wait_for_index('ny')),
                        :times_square, :jfk, :closed);
 :open_it
-CALL pg_temp.route_now('2nd UPDATE committed: the next call', :times_square, :jfk, :closed);
-CALL pg_temp.route_now(format('its index re-made in %s s: the next call', pg_temp.wait_for_index('ny')),
+CALL pg_temp.route_now('2nd UPDATE: the next call', :times_square, :jfk, :closed);
+CALL pg_temp.route_now(format('index re-made (%s s): next call', pg_temp.wait_for_index('ny')),
                        :times_square, :jfk, :closed);
 CALL pg_temp.timed('reopened', 'route',
                    format($q$SELECT format('%%s road segments, %%s km', count(*) - 1,
                                            round((max(agg_cost) / 10000)::numeric, 2))
                              FROM gpu_path('graph:ny', %s, %s)$q$, :times_square, :jfk), 1000);
 INSERT INTO moments (moment, route, ms, graph, engine, notes)
-SELECT 'the 1000 calls after it (mean)', t.answer, round(t.ms::numeric, 3), r.graph, r.algorithm,
+SELECT '1000 calls after (mean)', t.answer, round(t.ms::numeric, 3), r.graph, r.algorithm,
        r.notes
 FROM timings t, gpu_routing_last_run() r WHERE t.step = 'reopened';
-SELECT moment, route, uses_the_road, ms, graph, engine, notes FROM moments ORDER BY n;
+SELECT moment, route, uses_the_road, ms, engine, notes FROM moments ORDER BY n;
 
 \echo '\n== 3. A service area: every intersection within 5 km of Times Square by road'
 CALL pg_temp.timed('area', 'gpu_driving_distance(''graph:ny'', ..., 50000)',
