@@ -1207,7 +1207,7 @@ void auto_suite(const std::string& data_dir, int reps, const std::string& choice
     // error of about sqrt(2) x 1.2533 x spread / sqrt(rounds), held to 0.04 (10% is 2.4 of it).
     // The rounds follow from the race alone, before any final call, so they cannot favour auto.
     // Rows of 16.8M written rows on the H100 host spread 1.36-2.11 s a call, the same engine
-    // under auto and forced alike (docs/results/h100_auto/README.md); that row missed by more
+    // under auto and forced alike (docs/results/h100_auto.md); that row missed by more
     // than 10% in 5 of its 11 H100 runs, by medians of 5 to 9 rounds.
     // The spread of the race's calls (or the final's), pooled over the contenders.
     auto spread_of = [&](bool final_calls) {

@@ -7,6 +7,8 @@
 #   gpu-routing-client_VERSION_ARCH.deb         gpu-route, libgpu_routing_client.a and its header.
 # VERSION is gpu_routing.control's default_version; ARCH is dpkg --print-architecture. Depends are
 # computed by dpkg-shlibdeps (plus postgresql-15); the control templates are packaging/*.control.in.
+# Each package's /usr/share/doc/PACKAGE holds README.md.gz, copyright (LICENSE in Debian's
+# machine-readable format), changelog.gz (CHANGELOG.md) and changelog.Debian.gz.
 #
 # Usage: scripts/package.sh   (from anywhere; about 2 min the first time with CUDA on two cores,
 #                              15 s when nothing changed)
@@ -115,6 +117,20 @@ DESTDIR=$client_root cmake --install "$work/client" --component client --strip >
 [ -x "$client_root/usr/bin/gpu-route" ] || die "cmake --install put no /usr/bin/gpu-route"
 
 # --- the packages -------------------------------------------------------------------------------
+# LICENSE as Debian's machine-readable copyright file (copyright-format 1.0): one Files paragraph
+# with LICENSE's copyright line, then the license's text (the lines after that line) as the License
+# paragraph, each line indented by one space, blank lines as " .".
+[ -f LICENSE ] || die "LICENSE is missing (the packages ship it as /usr/share/doc/PACKAGE/copyright)"
+[ -f CHANGELOG.md ] || die "CHANGELOG.md is missing (the packages ship it as /usr/share/doc/PACKAGE/changelog.gz)"
+copyright_line=$(grep -m 1 '^Copyright ' LICENSE | sed -E 's/^Copyright (\(c\) )?//' || true)
+license_name=$(head -n 1 LICENSE | sed -E 's/ License$//')
+[ -n "$copyright_line" ] || die "LICENSE has no line starting with 'Copyright '"
+debian_copyright() {
+  printf 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n'
+  printf 'Upstream-Name: gpu_routing\n\nFiles: *\nCopyright: %s\nLicense: %s\n\n' "$copyright_line" "$license_name"
+  printf 'License: %s\n' "$license_name"
+  sed '1,/^Copyright /d' LICENSE | sed '/./,$!d' | sed -e 's/^$/./' -e 's/^/ /'
+}
 # deb_package NAME ROOT EXTRA_DEPENDS BINARIES...: DEBIAN/control (Depends from dpkg-shlibdeps on
 # BINARIES plus EXTRA_DEPENDS), md5sums, docs, then dpkg-deb into build/packages. BINARIES other
 # than shared libraries (*.so) are programs: mode 755.
@@ -127,9 +143,9 @@ deb_package() {
   mkdir -p "$doc" "$pkgroot/DEBIAN"
   cp README.md "$doc/README.md"
   gzip -9n "$doc/README.md"
-  for license in LICENSE LICENSE.md LICENSE.txt COPYING; do
-    [ -f "$license" ] && cp "$license" "$doc/copyright" && break
-  done
+  debian_copyright >"$doc/copyright"
+  # The upstream change log, where Debian's policy puts it (a plain-text changelog.gz).
+  gzip -9n <CHANGELOG.md >"$doc/changelog.gz"
   printf 'gpu-routing (%s) unstable; urgency=medium\n\n  * Built by scripts/package.sh from %s.\n\n -- %s  %s\n' \
     "$version" "$revision" "$maintainer" "$(date -R -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")" \
     | gzip -9n >"$doc/changelog.Debian.gz"

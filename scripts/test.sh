@@ -2,7 +2,8 @@
 # Runs every test of gpu_routing on a fresh machine: installs what is missing, builds, runs the
 # unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own
 # (preloading gpu_routing), runs pg_regress, the isolation tests, pgTAP (pg_prove), the kept-graph
-# stress and fault tests, the upgrade test, the client tests and the docs' examples against it,
+# stress and fault tests, the upgrade test, the client tests, the docs' examples and the reference
+# check (every setting and function named in docs/reference.md) against it,
 # and the deployment shapes on clusters of their own (test/deployments/run.sh: without preload,
 # a primary with two hot standbys, failover, a matrix over several servers),
 # removes the cluster; starts a second one with gpu_routing.service = cpu and two service
@@ -77,12 +78,13 @@ if ctest --test-dir "$build" -N -L client | grep -q "Total Tests: [1-9]"; then
   ctest --test-dir "$build" --output-on-failure -L client
 fi
 
-step "docs: the examples of README.md and docs/client.md"
+step "docs: the examples of README.md and docs/client.md; every setting and function in docs/reference.md"
 if [ -x "$build/client/gpu-route" ]; then
   test/docs/readme_examples.sh --client-build "$build"
 else
   test/docs/readme_examples.sh --sql-only
 fi
+test/docs/reference_check.sh --page docs/reference.md gpu_routing_test
 
 # Last: it stores the server's speeds (then removes them), which auto's reasons name.
 step "gpu_routing_calibrate() and the speeds it stores (gpu_routing.device = $device)"

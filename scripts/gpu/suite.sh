@@ -42,6 +42,9 @@
 #                       routes on a kept graph with its index against `SELECT :s + 1`, CALL_RATE_CLIENTS
 #                       [64] clients, gpu_routing.device = CALL_RATE_DEVICE [auto], on a server of its
 #                       own (port 54480)
+#   road-table          the big road-network answers (bench/road_table.sh): matrices and trees as
+#                       arrays, service areas, on New York's kept graph with its index, devices auto,
+#                       cpu and gpu, on a server of its own (port 54482); ROAD_TABLE_ROUNDS [5]
 #   service-pgbench     the GPU service (issue 10): 64 clients of random New York routes, service vs
 #                       in-backend GPU vs CPU engine vs pgr_dijkstra, each on a server of its own
 #                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
@@ -77,7 +80,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade deployments progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -351,6 +354,8 @@ for part in $bench; do
     call-rate)
       bench_run "$part" call_rate.md bash bench/call_rate.sh --clients "${CALL_RATE_CLIENTS:-64}" \
         --device "${CALL_RATE_DEVICE:-auto}" ;;
+    road-table)
+      bench_run "$part" road_table.md bash bench/road_table.sh ${ROAD_TABLE_ROUNDS:+--rounds "$ROAD_TABLE_ROUNDS"} ;;
     service-pgbench)
       # Servers of its own (ports 54430 and 54431): gpu_routing.service is a postmaster setting.
       seconds=${SERVICE_PGBENCH_SECONDS:-60}

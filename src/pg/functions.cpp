@@ -852,12 +852,24 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
       // With the GPU service, its GPUs: this session opens no CUDA context to list them.
       const auto& gpus = service.configured ? service.gpus : gpu_routing::gpu::availability();
       if (gpus.devices.empty()) rows->emplace_back("gpu", "none: " + gpus.reason);
+      // One row per physical GPU: the service lists each of its lanes as a device, several to
+      // a GPU, and a row per lane would read as that many GPUs.
+      std::vector<int> listed;
       for (const auto& d : gpus.devices) {
+        const int physical = d.physical >= 0 ? d.physical : d.index;
+        if (std::find(listed.begin(), listed.end(), physical) != listed.end()) continue;
+        listed.push_back(physical);
         char text[256];
         snprintf(text, sizeof text, "%s, compute capability %d.%d, %s, %d multiprocessors",
                  d.name.c_str(), d.compute_major, d.compute_minor,
                  gpu_routing::format_bytes(d.total_memory_bytes).c_str(), d.multiprocessors);
-        rows->emplace_back("gpu " + std::to_string(d.index), text);
+        std::string value = text;
+        int lanes = 0;
+        for (const auto& other : gpus.devices)
+          lanes += (other.physical >= 0 ? other.physical : other.index) == physical;
+        if (service.configured && lanes > 1)
+          value += ", " + std::to_string(lanes) + " lanes of the GPU service";
+        rows->emplace_back("gpu " + std::to_string(physical), value);
       }
       if (gpu_routing::gpu::context_memory_bytes() > 0)
         rows->emplace_back("gpu context memory",

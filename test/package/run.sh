@@ -5,7 +5,9 @@
 #   2. checks the files landed where PostgreSQL 15's pg_config says (pkglibdir: gpu_routing.so and
 #      the GPU service program gpu_routing_service, mode 755 in the package and runnable;
 #      sharedir/extension: the control file and SQL scripts), match the packages (dpkg --verify),
-#      and that gpu_routing.so and gpu_routing_service need no libcuda/libcudart;
+#      and that gpu_routing.so and gpu_routing_service need no libcuda/libcudart; each package's
+#      /usr/share/doc holds copyright (LICENSE, in Debian's copyright format) and changelog.gz
+#      (CHANGELOG.md);
 #   3. starts a fresh cluster (scripts/cluster.sh, which preloads the installed gpu_routing) and runs
 #      the SQL suites against the installed files, with their outputs under a folder of its own (not
 #      the repository's results/): pg_regress (the Makefile's REGRESS), the isolation tests
@@ -28,7 +30,7 @@ purge=0
 for arg in "$@"; do
   case "$arg" in
     --purge) purge=1 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test/package/run.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -108,6 +110,31 @@ for f in "${client_want[@]}"; do
   { [ -f "$f" ] && dpkg -L "$client_pkg" | grep -qxF "$f"; } || missing="$missing $f"
 done
 [ -z "$missing" ] && pass "$client_pkg put ${client_want[*]}" || fail "$client_pkg: missing:$missing"
+# The license and the change log, the Debian way: /usr/share/doc/PACKAGE/copyright, LICENSE in the
+# machine-readable format (its copyright line and its text, indented, blank lines as " ."), and
+# changelog.gz, CHANGELOG.md compressed; both listed by dpkg -L as the package's.
+license_text=$(sed '1,/^Copyright /d' LICENSE | sed '/./,$!d')
+license_copyright=$(grep -m 1 '^Copyright ' LICENSE | sed -E 's/^Copyright (\(c\) )?//' || true)
+for p in "$ext_pkg" "$client_pkg"; do
+  doc=/usr/share/doc/$p
+  problems=""
+  for f in "$doc/copyright" "$doc/changelog.gz"; do
+    { [ -f "$f" ] && dpkg -L "$p" | grep -qxF "$f"; } || problems+=" $f is missing or not the package's;"
+  done
+  if [ -f "$doc/copyright" ]; then
+    head -n 1 "$doc/copyright" | grep -qxF 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+      || problems+=" copyright: no copyright-format 1.0 Format line;"
+    grep -qxF "Copyright: $license_copyright" "$doc/copyright" || problems+=" copyright: no 'Copyright: $license_copyright';"
+    # The lines after the last "License:" line: the stand-alone License paragraph's text.
+    [ "$(awk '/^License: / { text = ""; next } { text = text $0 "\n" } END { printf "%s", text }' "$doc/copyright" \
+         | sed -e 's/^ //' -e 's/^\.$//')" = "$license_text" ] || problems+=" copyright: the License paragraph is not LICENSE's text;"
+  fi
+  if [ -f "$doc/changelog.gz" ]; then
+    zcat "$doc/changelog.gz" | cmp -s - CHANGELOG.md || problems+=" changelog.gz is not CHANGELOG.md;"
+  fi
+  [ -z "$problems" ] && pass "$p: $doc/copyright (LICENSE, Debian's copyright format) and changelog.gz (CHANGELOG.md)" \
+    || fail "$p: the license and change log in $doc:$problems"
+done
 if out=$(dpkg --verify "$ext_pkg" "$client_pkg" 2>&1) && [ -z "$out" ]; then
   pass "dpkg --verify: the installed files are the packages' (md5sums)"
 else

@@ -257,7 +257,7 @@ TEST(CostModel, NamedEngineOnBothDevicesTakesTheCheaperDevice) {
 // All pairs of a graph that stays in the caches, written as rows by a backend that shares its
 // cores with the search: the CPU's estimate follows the small graph's parallel efficiency and
 // counts half the overlap of writing and computing. Speeds and shape from the H100 host
-// (docs/results/h100_auto), the small graph's efficiency set low to show its effect: there the
+// (docs/results/h100_auto.md), the small graph's efficiency set low to show its effect: there the
 // CPU's Dijkstra took 0.17-0.21 s against near_far's 0.17-0.19 on 16 threads, and the model said
 // 86 ms against 167 before.
 TEST(CostModel, CpuAllPairsOnASmallGraphWithEveryCore) {
@@ -559,7 +559,7 @@ TEST(CostModel, SettledPathWorkIsWhatTheSettlingDoes) {
 
 // The GPU's Floyd-Warshall was calibrated as a fresh engine closing and copying back a whole
 // matrix: its estimate adds the call and the rows, not the graph's upload and the matrix's
-// download again. Speeds and shape from the H100 host at 2f6a885 (docs/results/h100_auto, part
+// download again. Speeds and shape from the H100 host at 2f6a885 (docs/results/h100_auto.md, part
 // 5): dense 1000 vertices, all pairs through the GPU service; forced, the GPU's blocked_fw took
 // 0.139 s, the CPU's Dijkstra (auto's choice then) 0.154 and the GPU's multi_source 0.157.
 TEST(CostModel, GpuFloydWarshallCountsItsCopiesOnce) {

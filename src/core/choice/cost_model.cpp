@@ -15,6 +15,17 @@
 namespace gpu_routing {
 
 namespace {
+// A bucket scan of the CPU's many-to-many, in arcs of its PHAST sweep (cpu_cch_sweep_ns): both
+// are memory-bound, a scan missing the cache far more often.
+constexpr double kBucketCellSweeps = 10;
+// The buckets of T targets: about 500 entries each (a New York upward search reaches a few
+// hundred ranks) of 12 bytes; a scan slows as they outgrow about 16 MB of cache.
+constexpr double kBucketEntriesPerTarget = 500;
+constexpr double kBucketEntryBytes = 12;
+constexpr double kBucketCacheBytes = 16.0 * 1024 * 1024;
+}  // namespace
+
+namespace {
 
 // Every speed with its stored name, so that serialize(), parse() and values() cannot disagree.
 template <typename Speeds, typename Fn>
@@ -401,10 +412,22 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
                      shape.hop_depth < 0.5 * std::sqrt(std::max(1.0, V))))
         return -1;
       if (shape.compact_targets) {
-        // Buckets: an upward search from each target, then from each source.
+        // Buckets: an upward search from each target, then from each source, which scans the
+        // buckets of the ranks it reaches: about one entry per target at the top of the
+        // hierarchy, so S x T scans at a cache miss each. The 2-core machine, New York, S = T
+        // from 1000 to 4000: 20 us a search and 16 ns a cell on 2 threads (10x its sweep's ns an
+        // arc, one thread); without the cells a 10000 x 10000 matrix was estimated at a 40th of
+        // its 4.4 s on the H200 host and kept from the GPU.
+        // Past the cache the scans miss further: the H200 host (16 cores, built-in speeds)
+        // estimated 3000 x 3000 at 70 ms for 53-63 measured, but 10000 x 10000 at 0.5 s for 3.9 s;
+        // each scan's cost grows with the buckets' bytes past kBucketCacheBytes.
         const double targets =
             static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
-        compute = (S + targets) * query_us * 1e-3 / speedup;
+        const double bucket_bytes = targets * kBucketEntriesPerTarget * kBucketEntryBytes;
+        const double miss_factor = std::max(1.0, bucket_bytes / kBucketCacheBytes);
+        compute = ((S + targets) * query_us * 1e-3 +
+                   S * targets * kBucketCellSweeps * miss_factor * s.cpu_cch_sweep_ns * 1e-6) /
+                  speedup;
       } else if (shape.index_point_queries && shape.targets_per_source > 0) {
         // Point queries, one per pair.
         compute = S * static_cast<double>(shape.targets_per_source) * 2 * query_us * 1e-3 / speedup;
@@ -466,9 +489,11 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   } else {  // cch: whole rows by PHAST sweeps (a target list's columns are taken from them)
     if (!index) return -1;  // the GPU's cch sweeps a kept graph's index
     compute = S * index_arcs * s.gpu_cch_sweep_ns * 1e-6;
-    // Sweeps fill whole rows whatever the targets: their copies back count in full.
-    return fixed + with_rows(compute + S * V * 8.0 * s.gpu_download_ns_per_byte * 1e-6, emit_ms,
-                             batches_of(shape.sources, batch));
+    // Sweeps fill whole rows; a cost matrix's columns are gathered on the device, so only they
+    // come back, other calls' rows in full.
+    const double cells_back = shape.compact_targets ? shape.result_cells : S * V;
+    return fixed + with_rows(compute + cells_back * 8.0 * s.gpu_download_ns_per_byte * 1e-6,
+                             emit_ms, batches_of(shape.sources, batch));
   }
   return fixed + with_rows(compute + download, emit_ms, batches_of(shape.sources, batch));
 }

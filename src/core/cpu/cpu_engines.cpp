@@ -329,13 +329,15 @@ std::size_t naive_fw_bytes(const Graph& graph, int) {
 const std::vector<EngineInfo>& cpu_engine_table() {
   static const std::vector<EngineInfo> table = {
       {"dijkstra", Device::kCpu, true, true, false,
-       "Dijkstra with an indexed 4-ary heap; many sources run in parallel, one per thread",
+       "Dijkstra with Dial's buckets on whole-number weights, else an indexed 4-ary heap; many "
+       "sources run in parallel, one per thread",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return std::make_unique<CpuDijkstraEngine>(g, o);
        },
        dijkstra_bytes},
       {"blocked_fw", Device::kCpu, false, true, true,
-       "cache-blocked, vectorised three-phase Floyd-Warshall on the dense matrix (seed 002)",
+       "cache-blocked, vectorised three-phase Floyd-Warshall on the dense matrix (Pandey and "
+       "Sharma)",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return std::make_unique<CpuFloydWarshallEngine>(g, o, true);
        },

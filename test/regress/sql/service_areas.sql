@@ -2,6 +2,8 @@
 -- the same server). Rows, order, costs and agg_costs are compared exactly; the edge of a vertex
 -- only where shortest paths do not tie (gpu_routing's predecessor rule picks among tied edges),
 -- and every edge is checked to be a tight arc of the vertex's shortest path tree.
+-- It runs on the CPU whatever device the session asks for by default (the GPU suite sets gpu).
+SET gpu_routing.device = auto;
 \set e 'SELECT id, source, target, cost, reverse_cost FROM sample_edges'
 SELECT * FROM gpu_driving_distance(:'e', 11, 3.0);
 SELECT * FROM gpu_driving_distance(:'e', ARRAY[16, 11, 16, 999], 1.0);
@@ -62,7 +64,7 @@ SELECT * FROM gpu_driving_distance(:'e', ARRAY[]::bigint[], 1.0);
 SELECT * FROM gpu_driving_distance(:'e', 11, 'NaN');
 SET gpu_routing.device = gpu;
 SELECT * FROM gpu_driving_distance(:'e', 11, 1.0);
-RESET gpu_routing.device;
+SET gpu_routing.device = auto;
 -- What ran.
 SELECT algorithm, device ~ '^CPU' AS on_cpu, reason FROM gpu_routing_last_run();
 SELECT count(*) FROM gpu_driving_distance(:'e', 11, 2.0);
