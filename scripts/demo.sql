@@ -196,7 +196,7 @@ SELECT * FROM pg_temp.side_by_side('matrix');
 
 \echo '\n== 5. The server, briefly'
 SELECT name, value FROM gpu_routing_info()
-WHERE name IN ('version', 'build', 'gpu', 'service gpu 0', 'openmp threads', 'kept graphs')
+WHERE name IN ('version', 'build', 'gpu', 'openmp threads', 'kept graphs') OR name ~ '^gpu [0-9]+$'
 UNION ALL
 SELECT 'engines', format('%s on the CPU, %s on the GPU', count(*) FILTER (WHERE name LIKE '%(cpu)'),
                          count(*) FILTER (WHERE name LIKE '%(gpu)'))
