@@ -7,6 +7,8 @@
 -- service area is 50000) and the answers are shown in km.
 -- psql variables: calibrate=1 also runs gpu_routing_calibrate() at the end (scripts/demo.sh sets
 -- it from GPU_ROUTING_DEMO_CALIBRATE=1).
+-- It makes the kept graph ny anew (dropping one of that name) and changes one row of ny_edges
+-- and restores it: run it in a database of its own (scripts/demo.sh makes a throwaway cluster).
 \set QUIET on
 \pset footer off
 \pset pager off
