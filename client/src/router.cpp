@@ -41,8 +41,36 @@ EdgeSource EdgeSource::from_query(std::string edges_sql) {
     throw UsageError("the edges query is empty");
   }
   EdgeSource source;
-  source.is_query_ = true;
+  source.kind_ = Kind::kQuery;
   source.query_ = std::move(edges_sql);
+  return source;
+}
+
+namespace {
+
+// The server's rule for kept graph names (gpu_graph_create), checked here so that a wrong name
+// fails before connecting, with a message naming it.
+bool valid_graph_name(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!letter(name[0])) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+
+}  // namespace
+
+EdgeSource EdgeSource::from_graph(std::string name) {
+  if (name.empty()) throw UsageError("the kept graph name is empty");
+  if (!valid_graph_name(name)) {
+    throw UsageError("\"" + name +
+                     "\" is not a kept graph name (letters, digits and _, not starting with a "
+                     "digit, at most 63 bytes)");
+  }
+  EdgeSource source;
+  source.kind_ = Kind::kGraph;
+  source.query_ = "graph:" + name;
+  source.graph_ = std::move(name);
   return source;
 }
 
@@ -68,6 +96,7 @@ constexpr const char* kPathsStatement = "gpu_routing_paths";
 constexpr const char* kMatrixStatement = "gpu_routing_matrix";
 constexpr const char* kReachableStatement = "gpu_routing_reachable";
 constexpr const char* kLastRunStatement = "gpu_routing_last_run";
+constexpr const char* kKeptGraphsStatement = "gpu_routing_kept_graphs";
 constexpr const char* kSetConfigStatement = "gpu_routing_set_config";
 
 constexpr const char* kQueryCanceled = "57014";
@@ -183,6 +212,8 @@ struct Router::State {
   // gpu_apsp_array exists (gpu_routing 0.2.0 on): matrices come as one float8[] per source;
   // otherwise (a database still on 0.1.0) as gpu_apsp's rows.
   bool cost_arrays = true;
+  // Kept graphs exist (0.2.0 on): gpu_graphs() and gpu_routing_last_run().graph.
+  bool kept_graphs = true;
   // Statements made for vertex tables: name -> text, prepared again on every new connection.
   std::unordered_map<std::string, std::string> vertex_statements;
   std::unordered_map<std::string, std::string> vertex_statement_names;  // text -> name
@@ -194,7 +225,7 @@ struct Router::State {
   void connect();
   void drop_connection() noexcept;
   void apply_settings(pqxx::nontransaction& tx);
-  std::string build_edges_sql() const;
+  std::string build_edges_sql(pqxx::nontransaction& tx) const;
   std::string quoted_relation(const std::string& schema, const std::string& table) const;
   void apply_timeout(const std::optional<milliseconds>& timeout);
   std::optional<milliseconds> effective_timeout(const CallOptions& call) const {
@@ -218,19 +249,30 @@ std::string Router::State::quoted_relation(const std::string& schema,
   return name + connection->quote_name(table);
 }
 
-std::string Router::State::build_edges_sql() const {
-  if (edges.is_query()) return edges.query();
+// A table source becomes the query a person would write and register as a kept graph, so that
+// a kept graph registered with it serves the router's calls (the server matches the text,
+// whitespace aside): "SELECT id, source, target, cost FROM ny_edges". The server's quote_ident
+// quotes a name only where SQL needs it (capitals, odd characters, reserved words), which needs
+// its list of keywords; "AS" only where a column is renamed.
+std::string Router::State::build_edges_sql(pqxx::nontransaction& tx) const {
+  if (edges.is_query() || edges.is_graph()) return edges.query();
   const EdgeTable& table = edges.table();
-  auto column = [&](const std::string& name, const char* as) {
-    return connection->quote_name(name) + " AS " + as;
+  const pqxx::row quoted = tx.exec_params1(
+      "SELECT pg_catalog.quote_ident($1), pg_catalog.quote_ident($2), pg_catalog.quote_ident($3), "
+      "pg_catalog.quote_ident($4), pg_catalog.quote_ident($5), pg_catalog.quote_ident($6), "
+      "pg_catalog.quote_ident($7)",
+      table.schema, table.table, table.id_column, table.source_column, table.target_column,
+      table.cost_column, table.reverse_cost_column);
+  auto column = [&](int field, const char* as) {
+    const std::string name = as_string(quoted[field]);
+    return name == as ? name : name + " AS " + as;
   };
-  std::string sql =
-      "SELECT " + column(table.id_column, "id") + ", " + column(table.source_column, "source") +
-      ", " + column(table.target_column, "target") + ", " + column(table.cost_column, "cost");
-  if (!table.reverse_cost_column.empty()) {
-    sql += ", " + column(table.reverse_cost_column, "reverse_cost");
-  }
-  return sql + " FROM " + quoted_relation(table.schema, table.table);
+  std::string sql = "SELECT " + column(2, "id") + ", " + column(3, "source") + ", " +
+                    column(4, "target") + ", " + column(5, "cost");
+  if (!table.reverse_cost_column.empty()) sql += ", " + column(6, "reverse_cost");
+  sql += " FROM ";
+  if (!table.schema.empty()) sql += as_string(quoted[0]) + ".";
+  return sql + as_string(quoted[1]);
 }
 
 void Router::State::open() {
@@ -279,7 +321,7 @@ void Router::State::connect() {
                           "", "", "Run CREATE EXTENSION gpu_routing; in that database.");
   }
   functions_prefix = connection->quote_name(as_string(session[3])) + ".";
-  edges_sql = build_edges_sql();
+  edges_sql = build_edges_sql(tx);
 
   const std::string& f = functions_prefix;
   connection->prepare(kSetConfigStatement,
@@ -291,9 +333,12 @@ void Router::State::connect() {
       kPathsStatement,
       "SELECT start_vid, end_vid, node, edge, cost, agg_cost, path_seq FROM " + f +
           "gpu_path($1::text, $2::bigint[], $3::bigint[], $4::boolean) ORDER BY seq");
-  cost_arrays = !tx.exec_params1("SELECT pg_catalog.to_regprocedure($1) IS NULL",
-                                 f + "gpu_apsp_array(text, bigint[], bigint[], boolean)")[0]
-                     .as<bool>();
+  const pqxx::row features = tx.exec_params1(
+      "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL, pg_catalog.to_regprocedure($2) IS NOT "
+      "NULL",
+      f + "gpu_apsp_array(text, bigint[], bigint[], boolean)", f + "gpu_graphs()");
+  cost_arrays = features[0].as<bool>();
+  kept_graphs = features[1].as<bool>();
   if (cost_arrays) {
     // One row per distinct source in the graph, its costs to the targets in their order.
     connection->prepare(kMatrixStatement, "SELECT start_vid, agg_costs FROM " + f +
@@ -309,11 +354,19 @@ void Router::State::connect() {
   connection->prepare(kReachableStatement, "SELECT node, distance, predecessor, edge FROM " + f +
                                                "gpu_sssp($1::text, $2::bigint, $3::boolean) "
                                                "WHERE distance <= $4::float8 ORDER BY node");
+  // 0.1.0's gpu_routing_last_run() has no column graph (it came with kept graphs).
   connection->prepare(kLastRunStatement,
-                      "SELECT function, device, algorithm, reason, vertices, edges, sources, rows, "
-                      "rounds, load_ms, build_ms, compute_ms, transfer_ms, emit_ms, total_ms, "
-                      "notes FROM " +
-                          f + "gpu_routing_last_run()");
+                      std::string("SELECT function, device, algorithm, reason, vertices, edges, "
+                                  "sources, rows, rounds, load_ms, build_ms, compute_ms, "
+                                  "transfer_ms, emit_ms, total_ms, notes, ") +
+                          (kept_graphs ? "graph" : "NULL::text") + " FROM " + f +
+                          "gpu_routing_last_run()");
+  if (kept_graphs) {
+    connection->prepare(kKeptGraphsStatement,
+                        "SELECT name, owner::text, edges_sql, refresh, state, forms, note, "
+                        "vertices, edges FROM " +
+                            f + "gpu_graphs() ORDER BY name");
+  }
   for (const auto& [name, sql] : vertex_statements) connection->prepare(name, sql);
 
   apply_settings(tx);
@@ -429,7 +482,8 @@ auto Router::State::run(const std::optional<milliseconds>& timeout, Body&& body)
 
 Router::Router(std::string conninfo, EdgeSource edges, RouterOptions options)
     : state_(std::make_unique<State>(std::move(conninfo), std::move(edges), std::move(options))) {
-  if (!state_->edges.is_query() && state_->edges.table().table.empty()) {
+  if (!state_->edges.is_query() && !state_->edges.is_graph() &&
+      state_->edges.table().table.empty()) {
     throw UsageError("no edge source: use EdgeSource::from_table or EdgeSource::from_query");
   }
   state_->open();
@@ -745,7 +799,35 @@ std::optional<LastRun> Router::last_run() {
     run.emit_ms = as_double(row[13]);
     run.total_ms = as_double(row[14]);
     if (!row[15].is_null()) run.notes = as_string(row[15]);
+    if (!row[16].is_null()) run.graph = as_string(row[16]);
     return run;
+  });
+}
+
+std::vector<KeptGraph> Router::kept_graphs(const CallOptions& call) {
+  State& s = *state_;
+  if (!s.kept_graphs) return {};
+  return s.run(s.effective_timeout(call), [&](pqxx::nontransaction& tx) {
+    const pqxx::result rows = tx.exec_prepared(kKeptGraphsStatement);
+    auto text_or_empty = [](const pqxx::field& field) {
+      return field.is_null() ? std::string() : as_string(field);
+    };
+    std::vector<KeptGraph> graphs;
+    graphs.reserve(rows.size());
+    for (const pqxx::row& row : rows) {
+      KeptGraph graph;
+      graph.name = as_string(row[0]);
+      graph.owner = text_or_empty(row[1]);
+      graph.edges_sql = text_or_empty(row[2]);
+      graph.refresh = text_or_empty(row[3]);
+      graph.state = text_or_empty(row[4]);
+      graph.forms = text_or_empty(row[5]);
+      graph.note = text_or_empty(row[6]);
+      graph.vertices = as_optional_int64(row[7]).value_or(0);
+      graph.edges = as_optional_int64(row[8]).value_or(0);
+      graphs.push_back(std::move(graph));
+    }
+    return graphs;
   });
 }
 

@@ -37,4 +37,11 @@ ServerMessage parse_server_message(std::string_view message);
 // The whole message on one line: lines trimmed and joined with a space.
 std::string one_line(std::string_view message);
 
+// A JSON string: quoted, with ", \ and control characters escaped (UTF-8 passes as it is).
+std::string json_string(std::string_view value);
+
+// A CSV field (RFC 4180): as it is, or quoted with inner quotes doubled where it holds a comma, a
+// quote or a line break.
+std::string csv_field(std::string_view value);
+
 }  // namespace gpu_routing::text

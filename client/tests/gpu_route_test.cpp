@@ -2,6 +2,7 @@
 // the SQL functions' rows.
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include "test_support.hpp"
 #include "text.hpp"
@@ -60,6 +61,8 @@ TEST(GpuRoute, HelpShowsEveryOptionWithAnExample) {
                              "--cost-column",
                              "--reverse-cost-column",
                              "--edges-sql",
+                             "--graph",
+                             "gpu-route graphs",
                              "--undirected",
                              "--vertices-table",
                              "--vertex-id-column",
@@ -121,6 +124,17 @@ TEST(GpuRoute, UsageErrorsExitWithTwoAndOneLine) {
   expect_one_line_error(run_gpu_route({"path", "--from", "1", "--to", "2", "--edges-sql",
                                        "SELECT 1", "--cost-column", "length"}),
                         2);
+  expect_one_line_error(run_gpu_route({"path", "--from", "1", "--to", "2", "--graph", "ny",
+                                       "--edges-sql", "SELECT 1"}),
+                        2);
+  expect_one_line_error(run_gpu_route({"path", "--from", "1", "--to", "2", "--graph", "ny",
+                                       "--edges-table", "roads"}),
+                        2);
+  expect_one_line_error(run_gpu_route({"path", "--from", "1", "--to", "2", "--graph", "ny roads"}),
+                        2);
+  expect_one_line_error(run_gpu_route({"path", "--from", "1", "--to", "2", "--graph", ""}), 2);
+  expect_one_line_error(run_gpu_route({"graphs", "--ids", "1,2"}), 2);
+  expect_one_line_error(run_gpu_route({"graphs", "--format", "geojson"}), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,6 +338,146 @@ TEST_F(GpuRouteTest, ReachableFormatsMatchGpuSssp) {
       run_gpu_route(rome({"reachable", "--from", "1000", "--max-cost", "2000"}));
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_EQ(lines_of(table.out).size(), rows.size() + 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kept graphs.
+
+TEST_F(GpuRouteTest, GraphOptionUsesTheKeptGraphAndVerboseSaysSo) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "cli_kept");
+  const CommandResult expected =
+      run_gpu_route(sample({"path", "--from", "6", "--to", "10", "--format", "csv"}));
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+
+  const CommandResult named = run_gpu_route({"path", "--from", "6", "--to", "10", "--format", "csv",
+                                             "--db", test_dsn(), "--graph", kept.name(), "-v"});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(named.out, expected.out);
+  EXPECT_NE(named.err.find("gpu-route: kept graph " + kept.name() + " served the call"),
+            std::string::npos)
+      << named.err;
+
+  // Every subcommand takes it.
+  const CommandResult matrix = run_gpu_route(
+      {"matrix", "--ids", "1,6,12", "--db", test_dsn(), "--graph", kept.name(), "-v"});
+  ASSERT_EQ(matrix.exit_code, 0) << matrix.err;
+  EXPECT_NE(matrix.err.find("kept graph " + kept.name() + " served"), std::string::npos)
+      << matrix.err;
+  const CommandResult reached =
+      run_gpu_route({"reachable", "--from", "6", "--max-cost", "1", "--db", test_dsn(), "--graph",
+                     kept.name(), "-v", "--undirected", "--format", "csv"});
+  ASSERT_EQ(reached.exit_code, 0) << reached.err;
+  EXPECT_NE(reached.err.find("kept graph " + kept.name() + " served"), std::string::npos)
+      << reached.err;
+}
+
+// Without --graph: the table's query is the graph's registered text, so the graph serves it.
+TEST_F(GpuRouteTest, TableOptionsAreServedByTheKeptGraphOfTheirQuery) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "cli_kept_text");
+  const CommandResult matched =
+      run_gpu_route({"path", "--from", "6", "--to", "10", "--db", test_dsn(), "--edges-table",
+                     kept.name(), "--reverse-cost-column", "reverse_cost", "-v"});
+  ASSERT_EQ(matched.exit_code, 0) << matched.err;
+  EXPECT_NE(matched.err.find("gpu-route: kept graph " + kept.name() + " served the call"),
+            std::string::npos)
+      << matched.err;
+  const CommandResult as_text = run_gpu_route(
+      {"path", "--from", "6", "--to", "10", "--db", test_dsn(), "--edges-sql", kept.query(), "-v"});
+  ASSERT_EQ(as_text.exit_code, 0) << as_text.err;
+  EXPECT_NE(as_text.err.find("kept graph " + kept.name() + " served"), std::string::npos)
+      << as_text.err;
+
+  // Another query: read for the call; -v names the kept graphs there are.
+  const CommandResult other =
+      run_gpu_route({"path", "--from", "6", "--to", "10", "--db", test_dsn(), "--edges-sql",
+                     kept.query() + " WHERE id > 0", "-v"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const std::string line = lines_of(other.err).back();
+  EXPECT_EQ(line.rfind("gpu-route: no kept graph served the call (its edges query is none of "
+                       "theirs); this database keeps ",
+                       0),
+            0u)
+      << other.err;
+  EXPECT_NE(line.find(kept.name()), std::string::npos) << line;
+  EXPECT_NE(line.find("--graph NAME uses one"), std::string::npos) << line;
+}
+
+// A database that keeps no graphs: -v adds nothing about them (its load time shows the read), and
+// graphs says there are none.
+TEST_F(GpuRouteTest, VerboseWithoutKeptGraphsAddsNothing) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const std::string database = testing::unique_name("client_no_graphs");
+  sql("DROP DATABASE IF EXISTS " + database);
+  sql("CREATE DATABASE " + database);
+  const std::string dsn = test_dsn() + " dbname=" + database;
+  {
+    pqxx::connection fresh(dsn);
+    pqxx::nontransaction tx(fresh);
+    tx.exec("CREATE EXTENSION gpu_routing");
+    tx.exec(
+        "CREATE TABLE roads AS SELECT id, source, target, cost FROM (VALUES (1, 1, 2, 5.0)) "
+        "AS e(id, source, target, cost)");
+  }
+  const CommandResult path = run_gpu_route(
+      {"path", "--from", "1", "--to", "2", "--db", dsn, "--edges-table", "roads", "-v"});
+  const CommandResult table = run_gpu_route({"graphs", "--db", dsn});
+  const CommandResult json = run_gpu_route({"graphs", "--db", dsn, "--format", "json"});
+  sql("DROP DATABASE " + database + " WITH (FORCE)");
+  ASSERT_EQ(path.exit_code, 0) << path.err;
+  const auto lines = lines_of(path.err);
+  ASSERT_EQ(lines.size(), 1u) << path.err;
+  EXPECT_EQ(lines[0].rfind("gpu-route: gpu_path on ", 0), 0u) << path.err;
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("(no kept graphs in this database", 0), 0u) << table.out;
+  EXPECT_EQ(json.out, "[]\n");
+}
+
+TEST_F(GpuRouteTest, GraphsListsTheKeptGraphsInEveryFormat) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "cli_kept_list");
+  const CommandResult table = run_gpu_route({"graphs", "--db", test_dsn()});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const auto lines = lines_of(table.out);
+  ASSERT_GE(lines.size(), 3u) << table.out;
+  EXPECT_EQ(lines[0].rfind("name", 0), 0u) << table.out;
+  EXPECT_NE(lines[0].find("| state | vertices | edges | edges_sql"), std::string::npos)
+      << table.out;
+  const auto row = std::find_if(lines.begin(), lines.end(), [&](const std::string& line) {
+    return line.rfind(kept.name() + " ", 0) == 0;
+  });
+  ASSERT_NE(row, lines.end()) << table.out;
+  EXPECT_NE(row->find("| fresh |       17 |    18 | " + kept.query()), std::string::npos) << *row;
+
+  const CommandResult csv = run_gpu_route({"graphs", "--db", test_dsn(), "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("name,owner,state,refresh,vertices,edges,edges_sql,forms,note\n", 0), 0u)
+      << csv.out;
+  EXPECT_NE(csv.out.find("\n" + kept.name() + ","), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",fresh,auto,17,18,\"" + kept.query() + "\",directed,"), std::string::npos)
+      << csv.out;
+
+  const CommandResult json = run_gpu_route({"graphs", "--db", test_dsn(), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("[\n{\"name\":", 0), 0u) << json.out;
+  EXPECT_NE(json.out.find("{\"name\":\"" + kept.name() + "\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"state\":\"fresh\",\"refresh\":\"auto\",\"vertices\":17,\"edges\":18,"
+                          "\"edges_sql\":\"" +
+                          kept.query() + "\""),
+            std::string::npos)
+      << json.out;
+}
+
+TEST_F(GpuRouteTest, UnknownKeptGraphExitsWithThree) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const std::string name = testing::unique_name("cli_no_such_graph");
+  const CommandResult result =
+      run_gpu_route({"path", "--from", "6", "--to", "10", "--db", test_dsn(), "--graph", name});
+  expect_one_line_error(result, 3);
+  EXPECT_NE(result.err.find("[42704]"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("no kept graph named \"" + name + "\""), std::string::npos)
+      << result.err;
 }
 
 TEST_F(GpuRouteTest, ConnectionFromPgEnvironment) {

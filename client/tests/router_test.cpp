@@ -1,5 +1,6 @@
 // The Router against the test database: its results equal the SQL functions' rows (queried here
 // directly through libpqxx), and its failures carry the server's message and SQLSTATE.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -345,6 +346,9 @@ TEST_F(RouterTest, CostMatrixOnADatabaseStillOn010ComesFromRows) {
               << " -> " << targets[j];
     }
     EXPECT_EQ(on_rows.last_run()->function, "gpu_apsp");
+    // 0.1.0 has no kept graphs: no gpu_graphs(), no gpu_routing_last_run().graph.
+    EXPECT_EQ(on_rows.last_run()->graph, "");
+    EXPECT_TRUE(on_rows.kept_graphs().empty());
   }
 }
 
@@ -440,6 +444,129 @@ TEST_F(RouterTest, TableAndColumnNamesAreQuoted) {
   EXPECT_EQ(found[0]->lon, 3);
   EXPECT_EQ(found[2]->id, 10);
   EXPECT_EQ(found[3]->lat, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kept graphs: by name, and by the text a table source sends.
+
+// A table source sends the query a person would write and register as a kept graph: names quoted
+// only where SQL needs it, AS only for renamed columns.
+TEST_F(RouterTest, TableSourceSendsThePlainQueryAPersonWouldWrite) {
+  EXPECT_EQ(Router(test_dsn(), rome_table()).edges_sql(),
+            "SELECT id, source, target, cost FROM rome_edges");
+  EXPECT_EQ(Router(test_dsn(), sample_table()).edges_sql(), kSampleEdgesSql);
+  EdgeTable odd("Road Edges", "public");
+  odd.id_column = "gid";
+  odd.source_column = "order";  // a reserved word
+  odd.cost_column = "Length";
+  odd.reverse_cost_column = "back";
+  EXPECT_EQ(Router(test_dsn(), EdgeSource::from_table(odd)).edges_sql(),
+            "SELECT gid AS id, \"order\" AS source, target, \"Length\" AS cost, back AS "
+            "reverse_cost FROM public.\"Road Edges\"");
+}
+
+TEST_F(RouterTest, KeptGraphByNameServesEveryCall) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "client_kept");
+  Router router(test_dsn(), EdgeSource::from_graph(kept.name()));
+  EXPECT_EQ(router.edges_sql(), "graph:" + kept.name());
+
+  const auto path = router.path(6, 10);
+  ASSERT_TRUE(path.has_value());
+  expect_same_steps(path->steps, sql_path(kSampleEdgesSql, 6, 10, true));
+  EXPECT_EQ(router.last_run()->graph, kept.name());
+
+  EXPECT_EQ(router.paths({6, 1}, {10, 17}).size(), 4u);
+  EXPECT_EQ(router.last_run()->graph, kept.name());
+  const CostMatrix matrix = router.cost_matrix({1, 6, 12});
+  EXPECT_EQ(matrix.at(1, 0), sql_path(kSampleEdgesSql, 6, 1, true).back().agg_cost);
+  EXPECT_EQ(router.last_run()->graph, kept.name());
+  EXPECT_EQ(router.reachable(6, 1).size(), 3u);
+  EXPECT_EQ(router.last_run()->graph, kept.name());
+
+  // Undirected: the graph's undirected form, built on first use.
+  Router both_ways(test_dsn(), EdgeSource::from_graph(kept.name()), undirected());
+  EXPECT_EQ(both_ways.path(6, 10)->cost, 1);
+  EXPECT_EQ(both_ways.last_run()->graph, kept.name());
+}
+
+TEST_F(RouterTest, TableSourceIsServedByTheKeptGraphOfItsText) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "client_kept_text");
+  EdgeTable table(kept.name());
+  table.reverse_cost_column = "reverse_cost";
+  Router router(test_dsn(), EdgeSource::from_table(table));
+  EXPECT_EQ(router.edges_sql(), kept.query());
+  expect_same_steps(router.path(6, 10)->steps, sql_path(kSampleEdgesSql, 6, 10, true));
+  EXPECT_EQ(router.last_run()->graph, kept.name());
+
+  // The same query in other whitespace is the same text to the server.
+  Router spaced(test_dsn(), EdgeSource::from_query("  SELECT id, source,\n target, cost, "
+                                                   "reverse_cost   FROM " +
+                                                   kept.name() + "\n"));
+  EXPECT_EQ(spaced.path(6, 10)->cost, 5);
+  EXPECT_EQ(spaced.last_run()->graph, kept.name());
+
+  // Another text is read and built for the call, as without kept graphs.
+  Router other(test_dsn(), EdgeSource::from_query(kept.query() + " WHERE true"));
+  EXPECT_EQ(other.path(6, 10)->cost, 5);
+  const auto run = other.last_run();
+  EXPECT_EQ(run->graph, "");
+  EXPECT_EQ(run->vertices, 17);
+}
+
+// A committed change to the graph's table is seen by the router's next call (the graph rebuilds).
+TEST_F(RouterTest, KeptGraphIsNeverStaleThroughTheClient) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "client_kept_stale");
+  Router router(test_dsn(), EdgeSource::from_graph(kept.name()));
+  EXPECT_EQ(router.path(6, 10)->cost, 5);
+  sql("UPDATE " + kept.name() + " SET cost = 3 WHERE id = 9");  // 11 -> 16 on the path
+  const auto path = router.path(6, 10);
+  ASSERT_TRUE(path.has_value());
+  EXPECT_EQ(path->cost, 7);
+  EXPECT_EQ(router.last_run()->graph, kept.name());
+}
+
+TEST_F(RouterTest, KeptGraphsListsTheGraphsOfTheDatabase) {
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const testing::ScratchKeptGraph kept(*reference_, "client_kept_list");
+  Router router(test_dsn(), sample_table());
+  const auto graphs = router.kept_graphs();
+  const auto ours = std::find_if(graphs.begin(), graphs.end(),
+                                 [&](const KeptGraph& graph) { return graph.name == kept.name(); });
+  ASSERT_NE(ours, graphs.end());
+  EXPECT_EQ(ours->edges_sql, kept.query());
+  EXPECT_EQ(ours->refresh, "auto");
+  EXPECT_EQ(ours->state, "fresh");
+  EXPECT_EQ(ours->vertices, 17);
+  EXPECT_EQ(ours->edges, 18);
+  EXPECT_FALSE(ours->owner.empty());
+  EXPECT_TRUE(
+      std::is_sorted(graphs.begin(), graphs.end(),
+                     [](const KeptGraph& a, const KeptGraph& b) { return a.name < b.name; }));
+}
+
+TEST_F(RouterTest, KeptGraphNamesAreCheckedAndAnUnknownOneIsAServerError) {
+  EXPECT_THROW(EdgeSource::from_graph(""), UsageError);
+  EXPECT_THROW(EdgeSource::from_graph("1ny"), UsageError);
+  EXPECT_THROW(EdgeSource::from_graph("ny roads"), UsageError);
+  EXPECT_THROW(EdgeSource::from_graph("ny;"), UsageError);
+  EXPECT_THROW(EdgeSource::from_graph(std::string(64, 'a')), UsageError);
+  EXPECT_EQ(EdgeSource::from_graph(std::string(63, 'a')).graph(), std::string(63, 'a'));
+  EXPECT_EQ(EdgeSource::from_graph("_Ny2").query(), "graph:_Ny2");
+
+  GPU_ROUTING_REQUIRE_KEPT_GRAPHS(*reference_);
+  const std::string name = testing::unique_name("client_no_such_graph");
+  Router router(test_dsn(), EdgeSource::from_graph(name));
+  try {
+    router.path(6, 10);
+    ADD_FAILURE() << "no error";
+  } catch (const ServerError& error) {
+    EXPECT_EQ(error.sqlstate(), "42704");
+    EXPECT_NE(std::string(error.what()).find(name), std::string::npos) << error.what();
+    EXPECT_NE(error.hint().find("gpu_graph_create"), std::string::npos) << error.hint();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -77,6 +77,49 @@ class ScratchTable {
   std::string quoted_name_;
 };
 
+// Skips the test when the server cannot keep graphs (gpu_routing not in shared_preload_libraries;
+// scripts/cluster.sh preloads it).
+#define GPU_ROUTING_REQUIRE_KEPT_GRAPHS(connection)                                            \
+  do {                                                                                         \
+    pqxx::nontransaction check_(connection);                                                   \
+    if (!check_.exec1("SELECT current_setting('shared_preload_libraries') ~ 'gpu_routing'")[0] \
+             .as<bool>()) {                                                                    \
+      GTEST_SKIP() << "kept graphs need gpu_routing in shared_preload_libraries";              \
+    }                                                                                          \
+  } while (0)
+
+// A copy of sample_edges and a kept graph of the same name reading it, made for one test and
+// dropped after it (the graph first: it reads the table). query() is the graph's registered text,
+// the text a table source of the client sends for that table with reverse_cost.
+class ScratchKeptGraph {
+ public:
+  ScratchKeptGraph(pqxx::connection& connection, const std::string& stem)
+      : connection_(connection),
+        name_(unique_name(stem)),
+        table_(connection, name_,
+               "CREATE TABLE " + name_ +
+                   " AS SELECT id, source, target, cost, reverse_cost FROM sample_edges"),
+        query_("SELECT id, source, target, cost, reverse_cost FROM " + name_) {
+    pqxx::nontransaction tx(connection_);
+    tx.exec_params("SELECT gpu_graph_create($1, $2)", name_, query_);
+  }
+  ~ScratchKeptGraph() {
+    try {
+      pqxx::nontransaction tx(connection_);
+      tx.exec_params("SELECT gpu_graph_drop($1)", name_);
+    } catch (...) {
+    }
+  }
+  const std::string& name() const { return name_; }
+  const std::string& query() const { return query_; }
+
+ private:
+  pqxx::connection& connection_;
+  std::string name_;
+  ScratchTable table_;
+  std::string query_;
+};
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;

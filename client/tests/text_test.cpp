@@ -64,8 +64,8 @@ TEST(ClientText, DoubleArrays) {
   }
   EXPECT_TRUE(parse_double_array("{}", out, 0));
   EXPECT_FALSE(parse_double_array("{}", out, 1));
-  EXPECT_FALSE(parse_double_array("{1,2}", out, 1));    // too long
-  EXPECT_FALSE(parse_double_array("{1,2}", out, 3));    // too short
+  EXPECT_FALSE(parse_double_array("{1,2}", out, 1));  // too long
+  EXPECT_FALSE(parse_double_array("{1,2}", out, 3));  // too short
   EXPECT_FALSE(parse_double_array("{1,}", out, 2));
   EXPECT_FALSE(parse_double_array("{1,NULL}", out, 2));
   EXPECT_FALSE(parse_double_array("{1, 2}", out, 2));
@@ -83,6 +83,16 @@ TEST(ClientText, ServerMessageParts) {
   EXPECT_EQ(message.detail, "some detail");
   EXPECT_EQ(message.hint, "Give at least one vertex id.");
   EXPECT_EQ(one_line("a\n  b \n\nc\n"), "a b c");
+}
+
+TEST(ClientText, QuotedForJsonAndCsv) {
+  EXPECT_EQ(json_string("SELECT id FROM t"), "\"SELECT id FROM t\"");
+  EXPECT_EQ(json_string("a\"b\\c\nd\te\x01"), "\"a\\\"b\\\\c\\nd\\te\\u0001\"");
+  EXPECT_EQ(json_string("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  EXPECT_EQ(csv_field("ny"), "ny");
+  EXPECT_EQ(csv_field("SELECT id, cost FROM t"), "\"SELECT id, cost FROM t\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("a\nb"), "\"a\nb\"");
 }
 
 }  // namespace

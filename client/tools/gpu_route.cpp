@@ -26,12 +26,13 @@ using gpu_routing::VertexId;
 enum ExitCode { kSuccess = 0, kNoRoute = 1, kUsageOrConnection = 2, kServerError = 3 };
 
 constexpr const char* kHelp =
-    R"(gpu-route: shortest paths from a PostgreSQL database with the gpu_routing extension
+    R"help(gpu-route: shortest paths from a PostgreSQL database with the gpu_routing extension
 
 Usage:
   gpu-route path      (--from ID | --from-coord LON,LAT) (--to ID | --to-coord LON,LAT) [options]
   gpu-route matrix    (--ids LIST | --sources LIST --targets LIST) [options]
   gpu-route reachable (--from ID | --from-coord LON,LAT) --max-cost COST [options]
+  gpu-route graphs    [--db CONNINFO] [--format table|csv|json]   the kept graphs of the database
   gpu-route --help | --version
 
 Vertices:
@@ -50,6 +51,8 @@ Connection and data:
   --db CONNINFO             libpq connection string or URI; default: the PG* environment
                             variables (PGHOST, PGPORT, PGDATABASE, PGUSER, ...)
                                                                      --db "host=/tmp port=5432 dbname=roads"
+  --graph NAME              a kept graph of the database instead of the edge table: built once
+                            in the server, no reading or building per call   --graph ny
   --edges-table NAME        edge table [ny_edges]                    --edges-table public.ny_edges
   --id-column NAME          its edge id column [id]                  --id-column gid
   --source-column NAME      its source column [source]               --source-column from_node
@@ -79,19 +82,30 @@ Output:
   --batch-size N            matrix: sources per request [about 1M cells]  --batch-size 100
   --no-progress             matrix: no progress bar (shown on standard error when it is a
                             terminal and the rows go elsewhere)
-  -v, --verbose             on standard error: the vertices found for coordinates, and where the
-                            server computed (gpu_routing_last_run)
+  -v, --verbose             on standard error: the vertices found for coordinates, where the
+                            server computed (gpu_routing_last_run), and which kept graph served
+                            the call
   -h, --help                this text
   --version                 the version of gpu-route
 
+Kept graphs (graphs that stay loaded in the server), made once, e.g.
+  psql -c "SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges')"
+answer without reading and building the graph on every call. --graph ny names one. A kept graph
+also serves every call whose edges query is its registered text (whitespace aside): for the edge
+table gpu-route sends "SELECT id, source, target, cost FROM ny_edges" (names quoted only where
+SQL needs it, AS only for renamed columns), so the graph above serves the defaults; --edges-sql
+is sent as given. gpu-route graphs lists the kept graphs; -v says which one served the call.
+
 Examples (New York, loaded by scripts/load_ny.sh):
   gpu-route path --from 1 --to 5000
+  gpu-route path --graph ny --from 1 --to 5000 -v
   gpu-route path --from-coord -73.9857,40.7484 --to-coord -73.9680,40.7851 --format geojson > route.geojson
   gpu-route matrix --ids 1,100,1000,10000 --format csv
   gpu-route reachable --from 1 --max-cost 5000 --format json
+  gpu-route graphs
 
 Exit codes: 0 success, 1 no route, 2 usage or connection error, 3 server error.
-)";
+)help";
 
 // A usage mistake: exit code 2.
 struct UsageFailure {
@@ -114,6 +128,7 @@ struct Options {
   bool db_given = false;
   gpu_routing::EdgeTable edge_table{"ny_edges"};
   std::string edges_sql;
+  std::string graph;              // --graph: a kept graph's name
   std::string edge_table_option;  // the last edge-table option given, if any
   bool undirected = false;
   gpu_routing::VertexTable vertex_table{"ny_vertices"};
@@ -206,16 +221,17 @@ std::pair<std::string, std::string> split_qualified(const std::string& name) {
 
 Options parse_arguments(int argc, char** argv) {
   Options options;
-  if (argc < 2) throw UsageFailure{"no subcommand given (path, matrix or reachable)"};
+  if (argc < 2) throw UsageFailure{"no subcommand given (path, matrix, reachable or graphs)"};
   options.command = argv[1];
   if (options.command == "-h" || options.command == "--help" || options.command == "help") {
     options.command = "help";
     return options;
   }
   if (options.command == "--version") return options;
-  if (options.command != "path" && options.command != "matrix" && options.command != "reachable") {
+  if (options.command != "path" && options.command != "matrix" && options.command != "reachable" &&
+      options.command != "graphs") {
     throw UsageFailure{"unknown subcommand \"" + options.command +
-                       "\" (path, matrix or reachable)"};
+                       "\" (path, matrix, reachable or graphs)"};
   }
   for (int i = 2; i < argc; ++i) {
     std::string option = argv[i];
@@ -290,6 +306,9 @@ Options parse_arguments(int argc, char** argv) {
       options.edge_table.reverse_cost_column = value();
     } else if (option == "--edges-sql") {
       options.edges_sql = value();
+    } else if (option == "--graph") {
+      options.graph = value();
+      if (options.graph.empty()) throw UsageFailure{"--graph wants the name of a kept graph"};
     } else if (option == "--vertices-table") {
       std::tie(options.vertex_table.schema, options.vertex_table.table) = split_qualified(value());
     } else if (option == "--vertex-id-column") {
@@ -342,6 +361,12 @@ Options parse_arguments(int argc, char** argv) {
   if (!options.edges_sql.empty() && !options.edge_table_option.empty()) {
     throw UsageFailure{"--edges-sql replaces the edge table; drop " + options.edge_table_option};
   }
+  if (!options.graph.empty() && !options.edges_sql.empty()) {
+    throw UsageFailure{"--graph and --edges-sql both say where the edges come from; give one"};
+  }
+  if (!options.graph.empty() && !options.edge_table_option.empty()) {
+    throw UsageFailure{"--graph replaces the edge table; drop " + options.edge_table_option};
+  }
 
   // What each subcommand needs.
   const std::string& command = options.command;
@@ -352,6 +377,14 @@ Options parse_arguments(int argc, char** argv) {
     if (!options.from) throw UsageFailure{"reachable needs --from or --from-coord"};
     if (!options.max_cost) throw UsageFailure{"reachable needs --max-cost"};
     if (options.to) throw UsageFailure{"reachable takes no --to"};
+  } else if (command == "graphs") {
+    if (options.from || options.to || options.ids_given || options.sources_given ||
+        options.targets_given) {
+      throw UsageFailure{"graphs lists the kept graphs; it takes no vertices"};
+    }
+    if (options.format == "geojson") {
+      throw UsageFailure{"--format geojson is for path and reachable; graphs has table, csv, json"};
+    }
   } else if (command == "matrix") {
     if (options.from || options.to) throw UsageFailure{"matrix takes --ids or --sources/--targets"};
     if (options.ids_given && (options.sources_given || options.targets_given)) {
@@ -388,8 +421,11 @@ std::string json_number(double value) {
   return std::isfinite(value) ? number(value) : "null";
 }
 
+// Numbers right-aligned; the columns marked in text_columns (names, queries) left-aligned, as
+// psql does. The last column is not padded.
 void print_table(std::ostream& out, const std::vector<std::string>& header,
-                 const std::vector<std::vector<std::string>>& rows) {
+                 const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<bool>& text_columns = {}) {
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& row : rows) {
@@ -399,7 +435,12 @@ void print_table(std::ostream& out, const std::vector<std::string>& header,
     std::string text;
     for (std::size_t c = 0; c < cells.size(); ++c) {
       if (c > 0) text += " | ";
-      text += std::string(width[c] - cells[c].size(), ' ') + cells[c];
+      const std::string padding(width[c] - cells[c].size(), ' ');
+      if (c < text_columns.size() && text_columns[c]) {
+        text += cells[c] + (c + 1 < cells.size() ? padding : "");
+      } else {
+        text += padding + cells[c];
+      }
     }
     out << text << '\n';
   };
@@ -670,6 +711,55 @@ int run_matrix(gpu_routing::Router& router, const Options& options) {
   return kSuccess;
 }
 
+int run_graphs(gpu_routing::Router& router, const Options& options) {
+  const auto graphs = router.kept_graphs();
+  std::ostream& out = std::cout;
+  if (options.format == "table") {
+    if (graphs.empty()) {
+      out << "(no kept graphs in this database: SELECT gpu_graph_create(name, edges_sql) makes "
+             "one)\n";
+      return kSuccess;
+    }
+    // The short columns; csv and json add owner, refresh, forms (the road index) and note.
+    const std::vector<std::string> header{"name", "state", "vertices", "edges", "edges_sql"};
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& graph : graphs) {
+      rows.push_back({graph.name, graph.state, std::to_string(graph.vertices),
+                      std::to_string(graph.edges),
+                      graph.edges_sql.empty() ? "(hidden)" : graph.edges_sql});
+    }
+    print_table(out, header, rows, {true, true, false, false, true});
+    return kSuccess;
+  }
+  using gpu_routing::text::csv_field;
+  using gpu_routing::text::json_string;
+  if (options.format == "csv") {
+    out << "name,owner,state,refresh,vertices,edges,edges_sql,forms,note\n";
+    for (const auto& graph : graphs) {
+      out << csv_line({csv_field(graph.name), csv_field(graph.owner), csv_field(graph.state),
+                       csv_field(graph.refresh), std::to_string(graph.vertices),
+                       std::to_string(graph.edges), csv_field(graph.edges_sql),
+                       csv_field(graph.forms), csv_field(graph.note)});
+    }
+    return kSuccess;
+  }
+  out << "[";
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    const auto& graph = graphs[i];
+    out << (i ? ",\n" : "\n") << "{\"name\":" << json_string(graph.name)
+        << ",\"owner\":" << json_string(graph.owner) << ",\"state\":" << json_string(graph.state)
+        << ",\"refresh\":" << json_string(graph.refresh) << ",\"vertices\":" << graph.vertices
+        << ",\"edges\":" << graph.edges << ",\"edges_sql\":" << json_string(graph.edges_sql)
+        << ",\"forms\":" << json_string(graph.forms) << ",\"note\":" << json_string(graph.note)
+        << "}";
+  }
+  out << (graphs.empty() ? "]\n" : "\n]\n");
+  return kSuccess;
+}
+
+// -v: where the last call ran, and which kept graph served it. When none did although the
+// database keeps graphs, names them (the text of the call's query matched none of them); when it
+// keeps none, says nothing more: the load time above shows the read.
 void print_last_run(gpu_routing::Router& router) {
   const auto run = router.last_run();
   if (!run) return;
@@ -681,6 +771,24 @@ void print_last_run(gpu_routing::Router& router) {
       counted(run->edges, "edge", "edges").c_str(),
       counted(run->sources, "source", "sources").c_str(), run->load_ms, run->compute_ms,
       run->total_ms);
+  if (!run->graph.empty()) {
+    const std::string notes = run->notes.empty() ? "" : ": " + run->notes;
+    std::fprintf(stderr, "gpu-route: kept graph %s served the call%s\n", run->graph.c_str(),
+                 notes.c_str());
+    return;
+  }
+  // A kept graph named or matched, but the call had to read its query itself.
+  if (run->notes.rfind("read privately", 0) == 0) {
+    std::fprintf(stderr, "gpu-route: no kept graph served the call: %s\n", run->notes.c_str());
+    return;
+  }
+  std::string names;
+  for (const auto& graph : router.kept_graphs()) names += (names.empty() ? "" : ", ") + graph.name;
+  if (names.empty()) return;
+  std::fprintf(stderr,
+               "gpu-route: no kept graph served the call (its edges query is none of theirs); "
+               "this database keeps %s: --graph NAME uses one\n",
+               names.c_str());
 }
 
 int fail(int code, const std::string& message) {
@@ -720,21 +828,24 @@ int main(int argc, char** argv) {
     router_options.engine = options.engine;
     router_options.timeout = options.timeout;
     router_options.application_name = "gpu-route";
-    gpu_routing::EdgeSource edges = options.edges_sql.empty()
-                                        ? gpu_routing::EdgeSource::from_table(options.edge_table)
-                                        : gpu_routing::EdgeSource::from_query(options.edges_sql);
+    gpu_routing::EdgeSource edges =
+        !options.graph.empty()       ? gpu_routing::EdgeSource::from_graph(options.graph)
+        : !options.edges_sql.empty() ? gpu_routing::EdgeSource::from_query(options.edges_sql)
+                                     : gpu_routing::EdgeSource::from_table(options.edge_table);
     gpu_routing::Router router(options.db, std::move(edges), router_options);
     int code = kSuccess;
     if (options.command == "path") {
       code = run_path(router, options);
     } else if (options.command == "matrix") {
       code = run_matrix(router, options);
+    } else if (options.command == "graphs") {
+      code = run_graphs(router, options);
     } else {
       code = run_reachable(router, options);
     }
     std::cout.flush();
     if (!std::cout) return fail(kUsageOrConnection, "cannot write the output");
-    if (options.verbose) print_last_run(router);
+    if (options.verbose && options.command != "graphs") print_last_run(router);
     return code;
   } catch (const UsageFailure& failure) {
     return fail(kUsageOrConnection, failure.message);

@@ -63,7 +63,6 @@ if [ -n "$client_build" ]; then
     exit 2
   }
   export PATH="$client_build/client:$PATH"
-  export LIBRARY_PATH="$client_build/client${LIBRARY_PATH:+:$LIBRARY_PATH}"
   export CPLUS_INCLUDE_PATH="$root/client/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}"
 fi
 if [ "$sql_only" = no ] && ! command -v gpu-route >/dev/null; then
@@ -129,6 +128,14 @@ split_blocks() {
 }
 
 mkdir -p "$work/blocks" "$work/run"
+if [ -n "$client_build" ]; then
+  # The example program links the build's library, not one a package put in /usr/lib (whose
+  # structs may differ from the build's header). Debian's GCC reads a LIBRARY_PATH entry D as
+  # D/../lib (multiarch), and /usr/lib before it otherwise: hence a folder named lib.
+  mkdir -p "$work/lib"
+  ln -s "$client_build/client/libgpu_routing_client.a" "$work/lib/libgpu_routing_client.a"
+  export LIBRARY_PATH="$work/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+fi
 ln -s "$root/scripts" "$work/run/scripts"
 ln -s "$root/client" "$work/run/client"
 

@@ -5,6 +5,9 @@
 //                              gpu_routing::EdgeSource::from_table({"ny_edges"})};
 //   if (auto route = router.path(1, 5000)) std::cout << route->cost << "\n";
 //
+// With a kept graph of the database (gpu_graph_create), each call skips reading and building it:
+//   gpu_routing::Router kept{"host=db dbname=roads", gpu_routing::EdgeSource::from_graph("ny")};
+//
 // One Router holds one connection and is not thread-safe: give each thread its own. Every call is
 // read-only; a connection that breaks between calls is reopened once and the call retried. Errors
 // are exceptions derived from gpu_routing::Error carrying the server's message and SQLSTATE.
@@ -95,21 +98,38 @@ struct EdgeTable {
   std::string reverse_cost_column;  // empty: no reverse_cost (each row is one arc)
 };
 
-// Either a table or an edges query (the edges_sql of the SQL functions: it returns id, source,
-// target, cost and optionally reverse_cost by name). The query text is sent as a bound parameter.
+// A table, an edges query (the edges_sql of the SQL functions: it returns id, source, target,
+// cost and optionally reverse_cost by name), or a kept graph by name. The text is sent as a bound
+// parameter.
+//
+// Kept graphs (gpu_graph_create) are built once into the server's shared memory and serve calls
+// without reading or building the graph. from_graph("ny") sends 'graph:ny'. A table or a query
+// is served by a kept graph too when the text sent is that graph's registered query (whitespace
+// aside) reading the same tables: a table source sends the plain text a person would register,
+// "SELECT id, source, target, cost FROM ny_edges" (names quoted only where SQL needs it, "AS"
+// only where a column is renamed). LastRun::graph tells which kept graph served a call.
 class EdgeSource {
  public:
   static EdgeSource from_table(EdgeTable table);
   static EdgeSource from_query(std::string edges_sql);
+  // name: a kept graph of the router's database (an identifier: letters, digits and _, at most
+  // 63 bytes). Calls fail with ServerError 42704 when the database has no graph of that name.
+  static EdgeSource from_graph(std::string name);
 
-  bool is_query() const noexcept { return is_query_; }
+  bool is_query() const noexcept { return kind_ == Kind::kQuery; }
+  bool is_graph() const noexcept { return kind_ == Kind::kGraph; }
   const EdgeTable& table() const noexcept { return table_; }
+  // The edges query; for a kept graph, 'graph:NAME'.
   const std::string& query() const noexcept { return query_; }
+  // The kept graph's name; empty unless is_graph().
+  const std::string& graph() const noexcept { return graph_; }
 
  private:
-  bool is_query_ = false;
+  enum class Kind { kTable, kQuery, kGraph };
+  Kind kind_ = Kind::kTable;
   EdgeTable table_;
   std::string query_;
+  std::string graph_;
 };
 
 // A table of vertex coordinates, for nearest-vertex lookups and for drawing routes.
@@ -247,8 +267,18 @@ struct NearestVertex {
 // gpu_routing_last_run(): where the last call ran and where its milliseconds went.
 struct LastRun {
   std::string function, device, algorithm, reason, notes;
+  // The kept graph that served the call; empty when none did (the edges were read and built for
+  // the call, or read privately: notes says why) and on a database older than gpu_routing 0.2.0.
+  std::string graph;
   std::int64_t vertices = 0, edges = 0, sources = 0, rows = 0, rounds = 0;
   double load_ms = 0, build_ms = 0, compute_ms = 0, transfer_ms = 0, emit_ms = 0, total_ms = 0;
+};
+
+// gpu_graphs(): a kept graph of the database. Its query is shown only to roles that may read it
+// (its owner, roles that may SELECT every table it reads, ...): edges_sql is empty otherwise.
+struct KeptGraph {
+  std::string name, owner, edges_sql, refresh, state, forms, note;
+  std::int64_t vertices = 0, edges = 0;  // 0 until it is built
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +330,11 @@ class Router {
   // reconnection, which starts a new session).
   std::optional<LastRun> last_run();
 
-  // The edges_sql every call sends.
+  // The kept graphs of the database (gpu_graphs()), by name; empty on a database older than
+  // gpu_routing 0.2.0.
+  std::vector<KeptGraph> kept_graphs(const CallOptions& call = {});
+
+  // The edges_sql every call sends ('graph:NAME' for a kept graph named).
   const std::string& edges_sql() const;
   bool directed() const;
   // The server process of the current connection (pg_backend_pid()).
