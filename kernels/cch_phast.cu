@@ -72,7 +72,7 @@ int lanes_covering(double degree) {
 // ranks, one block of kGroupBlock threads a group (set_phast_subtree_vertices; 0: no bottom, every
 // level its own step over the whole GPU). phast_bench on an H100, New York, against every level
 // over the whole GPU: a lone tree 1.29 -> 1.05 ms, 16 a sweep 0.176 -> 0.163 ms a tree, 32
-// 0.112 -> 0.105 (docs/results/h100_phast_bottom_groups.md); subtrees of 1024 or 16384 ranks, or
+// 0.112 -> 0.105 (docs/results/h100_phast.md); subtrees of 1024 or 16384 ranks, or
 // one block for all of a sweep's sources, did worse.
 constexpr int kSubtreeVertices = 4096;
 constexpr int kGroupBlock = 512;
