@@ -187,6 +187,59 @@ LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION gpu_apsp(text, text, boolean) IS
 'Costs of the (source, target) pairs combinations_sql returns (pgr_dijkstraCost combinations): one row per distinct pair with a path, start_vid <> end_vid.';
 
+-- Service areas (0.5.0): pgr_drivingDistance of pgRouting 3.4, same columns, rows and conventions:
+-- every vertex whose cost from a start is at most `distance`, with the edge of its shortest path
+-- tree arc (-1 and cost 0 for the start); rows by start (in the order given), then agg_cost, then
+-- node. With several starts and equicost, a vertex goes to its nearest start only (ties: the start
+-- given first). Where shortest paths tie, the edge follows gpu_routing's predecessor rule.
+CREATE FUNCTION gpu_driving_distance(edges_sql text, start_vid bigint, distance double precision,
+    directed boolean DEFAULT true,
+    OUT seq integer, OUT node bigint, OUT edge bigint, OUT cost double precision,
+    OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_driving_distance_one'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_driving_distance(text, bigint, double precision, boolean) IS
+'The service area of one start: every vertex within distance, with the edge that reaches it and its cost (pgr_drivingDistance).';
+
+CREATE FUNCTION gpu_driving_distance(edges_sql text, start_vids bigint[], distance double precision,
+    directed boolean DEFAULT true, equicost boolean DEFAULT false,
+    OUT seq integer, OUT from_v bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_driving_distance_many'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_driving_distance(text, bigint[], double precision, boolean, boolean) IS
+'The service areas of several starts (pgr_drivingDistance); with equicost, each vertex in the area of its nearest start only.';
+-- Start ids of every integer type and NUMERIC, as the other functions' id arrays (below).
+CREATE FUNCTION gpu_driving_distance(edges_sql text, start_vids integer[], distance double precision,
+    directed boolean DEFAULT true, equicost boolean DEFAULT false,
+    OUT seq integer, OUT from_v bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_driving_distance_many'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_driving_distance(text, integer[], double precision, boolean, boolean) IS
+'gpu_driving_distance(text, bigint[], double precision, boolean, boolean) with integer[] vertex ids.';
+CREATE FUNCTION gpu_driving_distance(edges_sql text, start_vids smallint[], distance double precision,
+    directed boolean DEFAULT true, equicost boolean DEFAULT false,
+    OUT seq integer, OUT from_v bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_driving_distance_many'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_driving_distance(text, smallint[], double precision, boolean, boolean) IS
+'gpu_driving_distance(text, bigint[], double precision, boolean, boolean) with smallint[] vertex ids.';
+CREATE FUNCTION gpu_driving_distance(edges_sql text, start_vids numeric[], distance double precision,
+    directed boolean DEFAULT true, equicost boolean DEFAULT false,
+    OUT seq integer, OUT from_v bigint, OUT node bigint, OUT edge bigint,
+    OUT cost double precision, OUT agg_cost double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpu_driving_distance_many'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION gpu_driving_distance(text, numeric[], double precision, boolean, boolean) IS
+'gpu_driving_distance(text, bigint[], double precision, boolean, boolean) with numeric[] vertex ids.';
+
 -- Cost matrices as arrays.
 
 CREATE FUNCTION gpu_apsp_array(edges_sql text, directed boolean DEFAULT true)

@@ -46,6 +46,8 @@ PG_FUNCTION_INFO_V1(gpu_apsp_matrix);
 PG_FUNCTION_INFO_V1(gpu_apsp_array_all);
 PG_FUNCTION_INFO_V1(gpu_apsp_combinations);
 PG_FUNCTION_INFO_V1(gpu_apsp_array_matrix);
+PG_FUNCTION_INFO_V1(gpu_driving_distance_one);
+PG_FUNCTION_INFO_V1(gpu_driving_distance_many);
 PG_FUNCTION_INFO_V1(gpu_routing_info);
 PG_FUNCTION_INFO_V1(gpu_routing_last_run);
 }
@@ -95,6 +97,9 @@ struct CallArguments {
   int target_count;
   bool all_targets;  // gpu_apsp with targets NULL
   bool cost_arrays;  // gpu_apsp_array: one row per source, its costs as a float8[]
+  double distance;   // kServiceArea: the areas' distance
+  bool equicost;     // kServiceArea: each vertex in its nearest start's area only
+  bool many_starts;  // kServiceArea: the from_v column (several starts given)
 };
 
 // A vertex id array argument, as pgRouting's ANY-INTEGER arrays: smallint[], integer[], bigint[]
@@ -227,6 +232,19 @@ void put_batch(ResultStore* result, const CallArguments& args, const ResultBatch
         nulls[c] = nulls[c + 1] = !batch.has_predecessor[r];
         values[c++] = Int64GetDatum(batch.predecessor[r]);
         values[c++] = Int64GetDatum(batch.edge[r]);
+        put_result_row(result, values, nulls);
+        poll(r);
+      }
+      return;
+    case CallKind::kServiceArea:
+      for (std::size_t r = 0; r < rows; ++r) {
+        int c = 0;
+        values[c++] = Int32GetDatum(++*seq);
+        if (args.many_starts) values[c++] = Int64GetDatum(batch.start_vid[r]);
+        values[c++] = Int64GetDatum(batch.node[r]);
+        values[c++] = Int64GetDatum(batch.edge[r]);
+        values[c++] = Float8GetDatum(batch.cost[r]);
+        values[c++] = Float8GetDatum(batch.agg_cost[r]);
         put_result_row(result, values, nulls);
         poll(r);
       }
@@ -412,12 +430,24 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
   options.many_source = args.many_source;
   options.cost_arrays = args.cost_arrays;
   options.index_paths_hierarchy = settings.index_paths_hierarchy;
+  options.service_distance = args.distance;
+  options.equicost = args.equicost;
   // The GPU is probed only when the settings may use it: device = cpu never touches CUDA.
   static const gpu::Availability kCpuOnly = [] {
     gpu::Availability a;
     a.reason = "gpu_routing.device = cpu";
     return a;
   }();
+  // Service areas are searched on the CPU (prepare_service_areas says why): no GPU is asked.
+  if (args.kind == CallKind::kServiceArea) {
+    if (settings.device == DeviceSetting::kGpu)
+      throw RoutingError(ErrorKind::kInvalidParameter,
+                         "gpu_driving_distance runs on the CPU (a search bounded by the "
+                         "distance), but gpu_routing.device = gpu asks for the GPU",
+                         "SET gpu_routing.device = auto (or cpu).");
+    *gpus = &kCpuOnly;
+    return options;
+  }
   // With the GPU service the GPUs are the service's: this backend never opens a CUDA context.
   resolve_service(settings.device == DeviceSetting::kGpu, service);
   *gpus = settings.device == DeviceSetting::kCpu ? &kCpuOnly
@@ -447,6 +477,9 @@ void set_call_work(const CallArguments& args, const CallInputs& in, RoutingCall*
   switch (args.kind) {
     case CallKind::kAllPairs:
       call->set_all_pairs();
+      break;
+    case CallKind::kServiceArea:
+      call->set_starts(args.sources, static_cast<std::size_t>(args.source_count));
       break;
     default:
       if (args.shape == PathShape::kCombinations) {
@@ -657,6 +690,38 @@ extern "C" Datum gpu_sssp_many(PG_FUNCTION_ARGS) {
   args.sources = array_argument(fcinfo, 1, "sources", "gpu_sssp", &args.source_count);
   args.directed = PG_GETARG_BOOL(2);
   return run_call(fcinfo, &args);
+}
+
+// gpu_driving_distance(edges_sql, start_vid, distance, directed) and
+// (edges_sql, start_vids[], distance, directed, equicost): pgr_drivingDistance's two forms.
+static Datum driving_distance_call(FunctionCallInfo fcinfo, bool many) {
+  CallArguments args =
+      base_arguments(CallKind::kServiceArea, PathShape::kNone, "gpu_driving_distance", many);
+  args.edges_sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  if (many) {
+    args.sources =
+        array_argument(fcinfo, 1, "start_vids", "gpu_driving_distance", &args.source_count);
+  } else {
+    args.sources = static_cast<int64*>(palloc(sizeof(int64)));
+    args.sources[0] = PG_GETARG_INT64(1);
+    args.source_count = 1;
+  }
+  args.distance = PG_GETARG_FLOAT8(2);
+  if (std::isnan(args.distance))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("distance of gpu_driving_distance is NaN")));
+  args.directed = PG_GETARG_BOOL(3);
+  args.equicost = many && PG_GETARG_BOOL(4);
+  args.many_starts = many;
+  return run_call(fcinfo, &args);
+}
+
+extern "C" Datum gpu_driving_distance_one(PG_FUNCTION_ARGS) {
+  return driving_distance_call(fcinfo, false);
+}
+
+extern "C" Datum gpu_driving_distance_many(PG_FUNCTION_ARGS) {
+  return driving_distance_call(fcinfo, true);
 }
 
 extern "C" Datum gpu_path_one_to_one(PG_FUNCTION_ARGS) {

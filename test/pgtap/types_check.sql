@@ -4,7 +4,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(307);
+SELECT plan(309);
 
 -- The columns of a function with the given argument modes ('i' in, 'o' out, 't' table), in order,
 -- as 'name type'.
@@ -208,9 +208,12 @@ SELECT set_eq(
         'gpu_routing_calibrate()', 'gpu_graph_create(text,text,text)', 'gpu_graph_refresh(text)', 'gpu_graph_drop(text)',
         'gpu_graph_index(text,boolean)', 'gpu_graphs()', 'gpu_routing_track_changes()', 'gpu_routing_watch_ddl()',
         'gpu_routing_get_progress()', 'gpu_apsp_array(text,boolean)',
-        'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)']
+        'gpu_apsp_array(text,bigint[],bigint[],boolean)', 'gpu_apsp(text,text,boolean)',
+        'gpu_driving_distance(text,bigint,double precision,boolean)',
+        'gpu_driving_distance(text,bigint[],double precision,boolean,boolean)']
   || (SELECT array_agg(replace(f, 'bigint[]', t || '[]'))
       FROM unnest(ARRAY['gpu_sssp(text,bigint[],boolean)', 'gpu_path(text,bigint,bigint[],boolean)',
+                        'gpu_driving_distance(text,bigint[],double precision,boolean,boolean)',
                         'gpu_path(text,bigint[],bigint,boolean)', 'gpu_path(text,bigint[],bigint[],boolean)',
                         'gpu_apsp(text,bigint[],bigint[],boolean)',
                         'gpu_apsp_array(text,bigint[],bigint[],boolean)']) AS f,
@@ -224,6 +227,14 @@ SELECT is((SELECT count(*)::int FROM pg_proc p
            JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'gpu_routing'
            WHERE p.prosecdef OR p.proparallel <> 'u'), 0,
           'no function is SECURITY DEFINER or PARALLEL SAFE/RESTRICTED');
+
+-- gpu_driving_distance is pgr_drivingDistance: the same result columns, both forms.
+SELECT is(pg_temp.columns_of('gpu_driving_distance(text,bigint,double precision,boolean)', '{o,t}'),
+          pg_temp.columns_of('pgr_drivingdistance(text,bigint,double precision,boolean)', '{o,t}'),
+          'gpu_driving_distance one start: the columns of pgr_drivingDistance');
+SELECT is(pg_temp.columns_of('gpu_driving_distance(text,bigint[],double precision,boolean,boolean)', '{o,t}'),
+          pg_temp.columns_of('pgr_drivingdistance(text,anyarray,double precision,boolean,boolean)', '{o,t}'),
+          'gpu_driving_distance many starts: the columns of pgr_drivingDistance');
 
 -- gpu_path and gpu_apsp are drop-in replacements: the same result columns as pgRouting 3.4's
 -- pgr_dijkstra (each shape), pgr_floydWarshall / pgr_johnson and pgr_dijkstraCost.

@@ -31,6 +31,8 @@ const char* kind_name(CallKind kind) {
       return "gpu_sssp";
     case CallKind::kPaths:
       return "gpu_path";
+    case CallKind::kServiceArea:
+      return "gpu_driving_distance";
     default:
       return "gpu_apsp";
   }
@@ -102,6 +104,12 @@ void RoutingCall::set_sources(const std::int64_t* ids, std::size_t count) {
   sort_unique(source_indices_);
 }
 
+void RoutingCall::set_starts(const std::int64_t* ids, std::size_t count) {
+  start_ids_.assign(ids, ids + count);
+  source_indices_.clear();
+  for (std::size_t i = 0; i < count; ++i) source_indices_.push_back(graph_->vertices.find(ids[i]));
+}
+
 void RoutingCall::set_targets(const std::int64_t* ids, std::size_t count) {
   shared_targets_.clear();
   for (std::size_t i = 0; i < count; ++i) {
@@ -154,6 +162,10 @@ void RoutingCall::set_all_pairs() {
 void RoutingCall::prepare() {
   summary_.sources = static_cast<std::int64_t>(source_indices_.size());
   if (source_indices_.empty()) return;
+  if (kind_ == CallKind::kServiceArea) {
+    prepare_service_areas();
+    return;
+  }
   // Targets asked for, none of them in the graph: no rows, nothing to compute (an engine asked
   // for zero-width compact rows would have nowhere to put them).
   const bool takes_targets = kind_ == CallKind::kCostMatrix || kind_ == CallKind::kPaths;
@@ -449,7 +461,7 @@ void RoutingCall::continue_on_cpu(const RoutingError& why) {
 }
 
 bool RoutingCall::batch_in_flight() {
-  if (engine_ == nullptr) return false;
+  if (engine_ == nullptr && service_areas_ == nullptr) return false;
   if (!pending_.valid()) {
     if (next_source_ >= source_indices_.size()) return false;
     launch_next_batch();
@@ -650,6 +662,11 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
   batch.clear();
   Stopwatch watch;
   work_stage_.store(WorkStage::kSolving, std::memory_order_relaxed);
+  if (kind_ == CallKind::kServiceArea) {
+    emit_service_area_rows(first, count, batch);
+    summary_.compute_ms += watch.elapsed_ms();
+    return;
+  }
   const bool by_index = kind_ == CallKind::kPaths && options_.index_paths_hierarchy &&
                         emit_index_path_rows(first, count, batch);
   const bool traced =

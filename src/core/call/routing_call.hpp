@@ -20,6 +20,7 @@
 #include "choice/engine_select.hpp"
 #include "base/graph.hpp"
 #include "service/service_client.hpp"
+#include "cpu/service_area.hpp"
 
 namespace gpu_routing {
 
@@ -29,6 +30,8 @@ enum class CallKind {
   kPaths,       // gpu_path, every shape: path rows per (source, target)
   kCostMatrix,  // gpu_apsp(edges, sources[], targets[]): start_vid, end_vid, agg_cost
   kAllPairs,    // gpu_apsp(edges): start_vid, end_vid, agg_cost
+  // gpu_driving_distance(edges, start(s), distance): start_vid, node, edge, cost, agg_cost
+  kServiceArea,
 };
 
 struct CallOptions {
@@ -58,6 +61,9 @@ struct CallOptions {
   bool index_paths_hierarchy = false;
   // The machine's speeds for auto's estimates (null: auto decides by the size rules alone).
   const MachineSpeeds* speeds = nullptr;
+  // kServiceArea: the areas' distance, and whether each vertex goes to its nearest start only.
+  double service_distance = 0;
+  bool equicost = false;
 };
 
 // A batch's rows, which the engine fills whole before anything reads them: allocated without the
@@ -152,7 +158,10 @@ class RoutingCall {
   void set_all_targets();  // kCostMatrix with targets NULL
   void set_pairs(const std::int64_t* sources, const std::int64_t* targets,
                  std::size_t count);  // combinations (kPaths, kCostMatrix)
-  void set_all_pairs();               // kAllPairs
+  // kServiceArea: the starts as given, in order, duplicates kept; an id not in the graph gets its
+  // root row alone (as pgr_drivingDistance).
+  void set_starts(const std::int64_t* ids, std::size_t count);
+  void set_all_pairs();  // kAllPairs
 
   // Selects and creates the engine after checking the whole call's memory. Call once, after the
   // sources and targets are set.
@@ -205,6 +214,9 @@ class RoutingCall {
   // index_paths_hierarchy: the engine's own paths; false (nothing emitted) when it has none.
   bool emit_index_path_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
+  // kServiceArea (service_area_call.cpp): prepare() for it, and a batch of starts' rows.
+  void prepare_service_areas();
+  void emit_service_area_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_arrays(std::size_t first, int count, ResultBatch& batch);
 
   CallKind kind_;
@@ -230,9 +242,13 @@ class RoutingCall {
   std::vector<std::int64_t> array_column_ids_;  // set_array_columns: the ids, as given
   bool array_columns_given_ = false;
   std::vector<std::int64_t>
-      array_slots_;                    // per column, its place in a row of distances_ (-1: none)
-  std::size_t row_width_ = 0;          // entries per row of distances_
-  std::size_t prepared_bytes_ = 0;     // what prepare() counted against max_memory
+      array_slots_;                 // per column, its place in a row of distances_ (-1: none)
+  std::size_t row_width_ = 0;       // entries per row of distances_
+  std::size_t prepared_bytes_ = 0;  // what prepare() counted against max_memory
+  // kServiceArea: the starts' ids as given (source_indices_ holds their vertices, kNoVertex for an
+  // id not in the graph), and the search.
+  std::vector<std::int64_t> start_ids_;
+  std::unique_ptr<ServiceAreaSearch> service_areas_;
   std::size_t result_rows_bytes_ = 0;  // reserve_result_rows()
   std::string engine_key_;             // the engine's key in options_.engine_cache
   bool finished_ = false;              // every batch was delivered: the engine may be kept

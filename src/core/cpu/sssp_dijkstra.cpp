@@ -1,6 +1,7 @@
 #include "cpu/sssp_dijkstra.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -65,9 +66,11 @@ void DijkstraWorkspace::clear_targets(const VertexIndex* targets, int target_cou
 
 std::int64_t DijkstraWorkspace::run_buckets(const CsrGraph& graph, VertexIndex source,
                                             double* distances, const VertexIndex* targets,
-                                            int target_count, const CancelToken& cancel) {
+                                            int target_count, const CancelToken& cancel,
+                                            double bound, std::vector<VertexIndex>* settled_order,
+                                            bool filled) {
   const VertexIndex n = graph.vertex_count;
-  std::fill(distances, distances + n, kInfinity);
+  if (!filled) std::fill(distances, distances + n, kInfinity);
   clean_ = false;
   int targets_left = mark_targets(targets, target_count);
   const bool stop_early = targets != nullptr;
@@ -87,7 +90,9 @@ std::int64_t DijkstraWorkspace::run_buckets(const CsrGraph& graph, VertexIndex s
   push(source, 0);
   std::int64_t pending = 1;  // entries in the buckets, stale ones included
   std::int64_t current = 0;  // the distance being settled
-  std::int64_t stop_distance = std::numeric_limits<std::int64_t>::max();
+  // Whole-number distances: those within the bound are those within its floor.
+  std::int64_t stop_distance = bound < 9.0e18 ? static_cast<std::int64_t>(std::floor(bound))
+                                              : std::numeric_limits<std::int64_t>::max();
   std::int64_t settled = 0;
   const ArcIndex* offsets = graph.row_offsets.data();
   const VertexIndex* heads = graph.heads.data();
@@ -115,6 +120,7 @@ std::int64_t DijkstraWorkspace::run_buckets(const CsrGraph& graph, VertexIndex s
       --pending;
       if (distances[u] != at) continue;  // made stale by a shorter distance found later
       ++settled;
+      if (settled_order != nullptr) settled_order->push_back(u);
       if ((settled & (kCancelCheckInterval - 1)) == 0 && cancel.requested()) {
         leave_clean();
         throw Cancelled();
@@ -215,17 +221,20 @@ VertexIndex DijkstraWorkspace::pop_min() {
 
 std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, double* distances,
                                     const VertexIndex* targets, int target_count,
-                                    const CancelToken& cancel) {
+                                    const CancelToken& cancel, double bound,
+                                    std::vector<VertexIndex>* settled_order, bool filled) {
   cancel.throw_if_requested();
-  if (uses_buckets()) return run_buckets(graph, source, distances, targets, target_count, cancel);
+  if (uses_buckets())
+    return run_buckets(graph, source, distances, targets, target_count, cancel, bound,
+                       settled_order, filled);
   const VertexIndex n = graph.vertex_count;
-  std::fill(distances, distances + n, kInfinity);
+  if (!filled) std::fill(distances, distances + n, kInfinity);
   heap_keys_.clear();
   heap_vertices_.clear();
   clean_ = false;
   int targets_left = mark_targets(targets, target_count);
   const bool stop_early = targets != nullptr;
-  double stop_distance = kInfinity;
+  double stop_distance = bound;
 
   distances[source] = 0.0;
   push_or_decrease(source, 0.0);
@@ -237,6 +246,7 @@ std::int64_t DijkstraWorkspace::run(const CsrGraph& graph, VertexIndex source, d
     if (heap_keys_[0] > stop_distance) break;
     VertexIndex u = pop_min();
     ++settled;
+    if (settled_order != nullptr) settled_order->push_back(u);
     if ((settled & (kCancelCheckInterval - 1)) == 0 && cancel.requested()) {
       for (VertexIndex v : heap_vertices_) slot_of_[static_cast<std::size_t>(v)] = -1;
       if (stop_early) clear_targets(targets, target_count);

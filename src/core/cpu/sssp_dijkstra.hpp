@@ -36,9 +36,16 @@ class DijkstraWorkspace {
 
   // Fills distances[0 .. V-1] from `source`. With targets, stops once every target is final and
   // no vertex at the same distance as the farthest target is left unsettled; entries of vertices
-  // farther than that are then upper bounds. Returns the number of vertices settled.
+  // farther than that are then upper bounds. With a `bound`, settles only the vertices at most
+  // that far (a service area): every vertex within it is final, any other entry is an upper bound
+  // above it or +infinity. `settled`, when given, receives the settled vertices in the order they
+  // were settled (nondecreasing distance). `filled`: the caller keeps `distances` at +infinity
+  // between runs (putting back what a run wrote), so the run does not fill the whole row.
+  // Returns the number of vertices settled.
   std::int64_t run(const CsrGraph& graph, VertexIndex source, double* distances,
-                   const VertexIndex* targets, int target_count, const CancelToken& cancel);
+                   const VertexIndex* targets, int target_count, const CancelToken& cancel,
+                   double bound = kInfinity, std::vector<VertexIndex>* settled = nullptr,
+                   bool filled = false);
 
  private:
   void push_or_decrease(VertexIndex v, double key);
@@ -46,7 +53,8 @@ class DijkstraWorkspace {
   void sift_up(std::int32_t slot);
   void sift_down(std::int32_t slot);
   std::int64_t run_buckets(const CsrGraph& graph, VertexIndex source, double* distances,
-                           const VertexIndex* targets, int target_count, const CancelToken& cancel);
+                           const VertexIndex* targets, int target_count, const CancelToken& cancel,
+                           double bound, std::vector<VertexIndex>* settled_order, bool filled);
   void clear_buckets();
 
   std::vector<double> heap_keys_;

@@ -1,0 +1,252 @@
+#include "cpu/service_area.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "base/parallel.hpp"
+#include "base/predecessors.hpp"
+#include "cpu/sssp_dijkstra.hpp"
+
+namespace gpu_routing {
+
+struct ServiceAreaSearch::Worker {
+  VertexIndex vertex_count = 0;
+  double max_integer_weight = -1;  // the Dijkstra workspace's (its queue depends on it)
+  std::unique_ptr<DijkstraWorkspace> dijkstra;
+  // One start's row (exact within the distance), +infinity everywhere between starts when
+  // `filled`: each area puts back what it wrote, so a start costs its area, not the graph.
+  std::vector<double> distances;
+  bool filled = false;
+  std::vector<VertexIndex> settled;    // the area, in the order Dijkstra settled it
+  std::vector<ArcIndex> predecessors;  // zero-cost ties only: the rule's layered second stage
+  std::vector<ServiceAreaRow> rows;    // a thread's areas before they are appended in order
+};
+
+namespace {
+
+// Workers kept by the process between calls: a city's first service area spent 4 of its 5 ms
+// making a Dijkstra workspace and a row of the graph's size (New York, 2-core machine). At most
+// two, of graphs up to kKeptWorkerVertices vertices (about 5 MB each for New York).
+constexpr VertexIndex kKeptWorkerVertices = VertexIndex{1} << 20;
+constexpr std::size_t kKeptWorkers = 2;
+std::mutex g_kept_workers_mutex;
+std::vector<std::unique_ptr<ServiceAreaSearch::Worker>> g_kept_workers;
+
+}  // namespace
+
+std::unique_ptr<ServiceAreaSearch::Worker> ServiceAreaSearch::take_worker() const {
+  const double max_weight = graph_.integer_weights ? graph_.max_weight : -1.0;
+  {
+    std::lock_guard<std::mutex> lock(g_kept_workers_mutex);
+    for (auto it = g_kept_workers.begin(); it != g_kept_workers.end(); ++it) {
+      if ((*it)->vertex_count != graph_.vertex_count() ||
+          DijkstraWorkspace::ring_for((*it)->max_integer_weight) !=
+              DijkstraWorkspace::ring_for(max_weight))
+        continue;
+      std::unique_ptr<Worker> worker = std::move(*it);
+      g_kept_workers.erase(it);
+      return worker;
+    }
+  }
+  auto worker = std::make_unique<Worker>();
+  worker->vertex_count = graph_.vertex_count();
+  worker->max_integer_weight = max_weight;
+  worker->dijkstra = take_dijkstra_workspace(graph_.vertex_count(), max_weight);
+  worker->distances.assign(static_cast<std::size_t>(graph_.vertex_count()), kInfinity);
+  worker->filled = true;
+  return worker;
+}
+
+void ServiceAreaSearch::give_back_worker(std::unique_ptr<Worker> worker) {
+  if (worker == nullptr || !worker->filled || !worker->dijkstra->clean() ||
+      worker->vertex_count > kKeptWorkerVertices)
+    return;
+  std::lock_guard<std::mutex> lock(g_kept_workers_mutex);
+  if (g_kept_workers.size() >= kKeptWorkers) g_kept_workers.erase(g_kept_workers.begin());
+  g_kept_workers.push_back(std::move(worker));
+}
+
+ServiceAreaSearch::ServiceAreaSearch(const Graph& graph, double distance, int threads)
+    : graph_(graph), distance_(distance), threads_(std::max(1, threads)) {
+  if (!has_reverse(graph))
+    throw RoutingError(ErrorKind::kInternal, "service areas need the graph's reversed arcs");
+}
+
+ServiceAreaSearch::~ServiceAreaSearch() {
+  for (auto& worker : workers_) give_back_worker(std::move(worker));
+}
+
+ServiceAreaSearch::Worker& ServiceAreaSearch::worker(int thread) {
+  return *workers_[static_cast<std::size_t>(thread)];
+}
+
+void ServiceAreaSearch::one_area(VertexIndex start, int position, Worker& worker,
+                                 std::vector<ServiceAreaRow>& out, const CancelToken& cancel) {
+  if (!(distance_ >= 0)) return;  // pgr_drivingDistance: a negative distance has no area
+  ServiceAreaRow root;
+  root.start = position;
+  root.vertex = start;
+  out.push_back(root);
+  if (start == kNoVertex) return;  // pgRouting answers a start outside the graph with its root
+  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+  if (!worker.filled) std::fill(worker.distances.begin(), worker.distances.end(), kInfinity);
+  worker.filled = false;  // until this area is put back (a failure leaves it to be filled again)
+  worker.settled.clear();
+  // What the search wrote: the area (settled) and the vertices it reached from there.
+  const CsrGraph& forward = graph_.forward;
+  auto put_back = [&worker, &forward] {
+    double* row = worker.distances.data();
+    for (VertexIndex u : worker.settled) {
+      row[u] = kInfinity;
+      for (ArcIndex a = forward.begin(u); a < forward.end(u); ++a)
+        row[forward.heads[static_cast<std::size_t>(a)]] = kInfinity;
+    }
+  };
+  try {
+    worker.dijkstra->run(forward, start, worker.distances.data(), nullptr, 0, cancel, distance_,
+                         &worker.settled, true);
+  } catch (const Cancelled&) {
+    put_back();
+    worker.filled = true;
+    throw;
+  }
+  const double* dist = worker.distances.data();
+  const CsrGraph& reverse = graph_.reverse;
+  const std::size_t first = out.size();
+  bool ties = false;
+  for (VertexIndex v : worker.settled) {
+    if (v == start) continue;
+    bool strict = false;
+    ServiceAreaRow row;
+    row.start = position;
+    row.vertex = v;
+    row.arc = best_incoming_arc(reverse, dist, start, v, &strict);
+    row.agg_cost = dist[v];
+    ties = ties || !strict;
+    out.push_back(row);
+  }
+  if (ties) {
+    // A zero-cost tie: the rule settles such vertices in layers from the whole row (rare: only
+    // graphs with zero-cost arcs pay for a row of the graph's size here).
+    std::vector<ArcIndex>& pred = worker.predecessors;
+    pred.assign(n, kNoArc);
+    for (std::size_t i = first; i < out.size(); ++i) {
+      bool strict = false;
+      const ArcIndex arc = best_incoming_arc(reverse, dist, start, out[i].vertex, &strict);
+      pred[static_cast<std::size_t>(out[i].vertex)] = strict ? arc : kPendingArc;
+    }
+    resolve_pending_predecessors(reverse, dist, start, pred.data());
+    for (std::size_t i = first; i < out.size(); ++i)
+      out[i].arc = pred[static_cast<std::size_t>(out[i].vertex)];
+  }
+  // pgRouting's order: by cost, then node; vertex indices ascend with ids.
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [](const ServiceAreaRow& a, const ServiceAreaRow& b) {
+              return a.agg_cost != b.agg_cost ? a.agg_cost < b.agg_cost : a.vertex < b.vertex;
+            });
+  put_back();
+  worker.filled = true;
+}
+
+void ServiceAreaSearch::areas(const VertexIndex* starts, int count, int first_position,
+                              std::vector<ServiceAreaRow>& rows, const CancelToken& cancel) {
+  const int threads = std::max(1, std::min(threads_, count));
+  while (static_cast<int>(workers_.size()) < threads) workers_.push_back(take_worker());
+  // Each start's rows are made on some thread, then appended in the order of the starts.
+  std::vector<std::vector<ServiceAreaRow>> per_start(static_cast<std::size_t>(count));
+  std::vector<std::int64_t> settled(static_cast<std::size_t>(threads), 0);
+  std::exception_ptr failure;
+  auto body = [&](int i, int thread) {
+    Worker& w = worker(thread);
+    one_area(starts[i], first_position + i, w, per_start[static_cast<std::size_t>(i)], cancel);
+    settled[static_cast<std::size_t>(thread)] += static_cast<std::int64_t>(w.settled.size());
+  };
+  if (threads == 1) {
+    for (int i = 0; i < count; ++i) body(i, 0);
+  } else {
+    prepare_worker_threads(threads);
+    bool failed = false;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int i = 0; i < count; ++i) {
+      bool skip;
+#pragma omp atomic read
+      skip = failed;
+      if (skip) continue;
+      try {
+#ifdef _OPENMP
+        body(i, omp_get_thread_num());
+#else
+        body(i, 0);
+#endif
+      } catch (...) {
+#pragma omp critical(gpu_routing_service_area_failure)
+        {
+          if (!failure) failure = std::current_exception();
+        }
+#pragma omp atomic write
+        failed = true;
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+  for (std::int64_t s : settled) settled_ += s;
+  std::size_t total = rows.size();
+  for (const auto& part : per_start) total += part.size();
+  rows.reserve(total);
+  for (const auto& part : per_start) rows.insert(rows.end(), part.begin(), part.end());
+}
+
+void ServiceAreaSearch::nearest_areas(const VertexIndex* starts, int count,
+                                      std::vector<ServiceAreaRow>& rows, const CancelToken& cancel,
+                                      const MemoryBudget& budget) {
+  // Every area first (bounded by the distance, so their sum is what the rows would be without
+  // equicost), then each vertex to its nearest start.
+  std::vector<ServiceAreaRow> all;
+  areas(starts, count, 0, all, cancel);
+  budget.require(all.size() * sizeof(ServiceAreaRow) * 2,
+                 "equicost service areas of " + std::to_string(count) + " starts");
+  // The nearest start of each vertex: the smallest (agg_cost, position); a start's own root row
+  // (cost 0) makes it its own nearest start.
+  std::vector<std::size_t> order(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&all](std::size_t a, std::size_t b) {
+    const ServiceAreaRow& x = all[a];
+    const ServiceAreaRow& y = all[b];
+    if (x.vertex != y.vertex) return x.vertex < y.vertex;
+    if (x.agg_cost != y.agg_cost) return x.agg_cost < y.agg_cost;
+    return x.start < y.start;
+  });
+  std::vector<char> keep(all.size(), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const ServiceAreaRow& row = all[order[k]];
+    // Root rows always stay (a duplicate start, or a start in another start's area, keeps its
+    // root row as pgRouting does); among the rest, the first of each vertex wins.
+    if (row.arc == kNoArc) {
+      keep[order[k]] = 1;
+      continue;
+    }
+    const bool first_of_vertex = k == 0 || all[order[k - 1]].vertex != row.vertex;
+    if (first_of_vertex) keep[order[k]] = 1;
+  }
+  // A start's own vertex reached from another start (through zero-cost arcs, at cost 0 from an
+  // earlier start): it stays that start's root, never another's area.
+  std::vector<char> is_root(static_cast<std::size_t>(graph_.vertex_count()), 0);
+  for (int i = 0; i < count; ++i)
+    if (starts[i] != kNoVertex) is_root[static_cast<std::size_t>(starts[i])] = 1;
+  rows.reserve(rows.size() + all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const ServiceAreaRow& row = all[i];
+    if (!keep[i]) continue;
+    if (row.arc != kNoArc && row.vertex != kNoVertex &&
+        is_root[static_cast<std::size_t>(row.vertex)])
+      continue;
+    rows.push_back(row);
+  }
+}
+
+}  // namespace gpu_routing

@@ -1,0 +1,70 @@
+// Service areas (pgRouting's pgr_drivingDistance): from each start, every vertex whose shortest
+// path cost is at most a distance, with the arc of its shortest path tree. Dijkstra bounded by the
+// distance: it settles the area and nothing beyond it, so a 5 km area of a city costs the area,
+// not the graph (a whole tree and a filter cost the graph).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/common.hpp"
+#include "base/graph.hpp"
+
+namespace gpu_routing {
+
+// One row of a service area, in pgr_drivingDistance's terms.
+struct ServiceAreaRow {
+  std::int32_t start = 0;          // the start's position in the starts given
+  VertexIndex vertex = kNoVertex;  // kNoVertex: the root row of a start not in the graph
+  ArcIndex arc = kNoArc;  // into graph.reverse: the tree arc into `vertex`; kNoArc for a root
+  double agg_cost = 0;
+};
+
+class DijkstraWorkspace;
+
+// Searches one graph's service areas of one distance; reusable for several batches of starts.
+// `graph` must carry its reversed CSR (the predecessor rule reads in-arcs) and outlive this.
+class ServiceAreaSearch {
+ public:
+  ServiceAreaSearch(const Graph& graph, double distance, int threads);
+  ~ServiceAreaSearch();
+  ServiceAreaSearch(const ServiceAreaSearch&) = delete;
+  ServiceAreaSearch& operator=(const ServiceAreaSearch&) = delete;
+
+  // The areas of `count` starts (vertex indices, kNoVertex for an id not in the graph), given as
+  // positions first_position .. first_position + count - 1, appended to `rows` start by start in
+  // the order given (duplicates repeated): the start's root row, then the other vertices by
+  // agg_cost, then vertex (ascending id). A negative distance gives no rows. Each tree arc follows
+  // the predecessor rule (base/predecessors.hpp) on the start's distances. On `threads` threads.
+  void areas(const VertexIndex* starts, int count, int first_position,
+             std::vector<ServiceAreaRow>& rows, const CancelToken& cancel);
+
+  // equicost: each vertex in the area of its nearest start only (ties: the start given first);
+  // every start keeps its root row. All starts at once (the assignment needs every area).
+  // `budget` is charged for the areas held until they are assigned.
+  void nearest_areas(const VertexIndex* starts, int count, std::vector<ServiceAreaRow>& rows,
+                     const CancelToken& cancel, const MemoryBudget& budget);
+
+  // Vertices settled by the searches so far (their work: the areas, not the graph).
+  std::int64_t settled() const { return settled_; }
+
+  // A thread's scratch (a Dijkstra workspace and a row), kept by the process between calls.
+  struct Worker;
+
+ private:
+  std::unique_ptr<Worker> take_worker() const;
+  static void give_back_worker(std::unique_ptr<Worker> worker);
+  // One start's area into `out`: root row first, then by (agg_cost, vertex).
+  void one_area(VertexIndex start, int position, Worker& worker, std::vector<ServiceAreaRow>& out,
+                const CancelToken& cancel);
+  Worker& worker(int thread);
+
+  const Graph& graph_;
+  double distance_;
+  int threads_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::int64_t settled_ = 0;
+};
+
+}  // namespace gpu_routing
