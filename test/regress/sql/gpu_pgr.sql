@@ -187,9 +187,11 @@ SET search_path = public;
 SELECT graph, fn, directed, rows, same_rows FROM apsp_results ORDER BY graph, fn, directed DESC;
 
 -- pgr_aStar and pgr_aStarCost. heuristic 0 is Dijkstra's search: every shape answered. With a
--- heuristic, answered where it cannot change the answer: one target per search, every edge at
--- least factor * epsilon times its length in the heuristic's measure (the sample network without
--- edges 17 and 18, which cost 1 for a length of 1.5 and 1.7; all others cost 1 for a length of 1).
+-- heuristic, answered where it cannot change the answer: one target per search, every edge the
+-- search can reach at least factor * epsilon times its length in the heuristic's measure (edges 17
+-- and 18 cost 1 for a length of 1.5 and 1.7, each in a part of the sample network of its own; all
+-- others cost 1 for a length of 1): the sample network without them, and with them (refused only
+-- for a call in their part).
 \set xy 'SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM sample_edges'
 \set xy_short 'SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM sample_edges WHERE id < 17'
 \set xy_unique 'SELECT u.*, x1, y1, x2, y2 FROM sample_unique u JOIN sample_edges USING (id)'
@@ -215,6 +217,12 @@ SELECT format('%s, %s to %s, heuristic %s, factor %s', f, s, t, h, fa) || CASE W
 FROM unnest(ARRAY['pgr_aStar', 'pgr_aStarCost']) AS f, unnest(ARRAY[1, 2, 4, 5]) AS h,
      (VALUES (6, 17), (12, 1), (1, 15)) AS p(s, t), unnest(ARRAY[1.0, 0.5]) AS fa, (VALUES (true), (false)) AS dd(d)
 WHERE fa = 1.0 OR (h = 4 AND s = 6);
+INSERT INTO astar_calls
+SELECT format('%s, whole network, %s to %s, heuristic %s', f, s, t, h) || CASE WHEN d THEN '' ELSE ', undirected' END,
+       format('SELECT * FROM %s(%L, %s, %s, %s, heuristic => %s)', f, :'xy', s, t, d::text, h), :'xy', d,
+       format('SELECT * FROM %s(%L, %s, %s, %s)', replace(f, 'aStar', 'dijkstra'), :'xy', s, t, d::text)
+FROM unnest(ARRAY['pgr_aStar', 'pgr_aStarCost']) AS f, unnest(ARRAY[2, 5]) AS h,
+     (VALUES (6, 12), (1, 17)) AS p(s, t), (VALUES (true), (false)) AS dd(d);
 INSERT INTO astar_calls VALUES
   ('pgr_aStar, many to many, one end per start, heuristic 5',
    format('SELECT * FROM pgr_aStar(%L, ARRAY[6, 1], ARRAY[17], true)', :'xy_short'), :'xy_short', true,
@@ -239,7 +247,7 @@ SELECT label, rows, same_rows, same_costs, loose_edges, dijkstra_costs FROM asta
 SET search_path = gpu_pgr, public;
 \set VERBOSITY default
 \set SHOW_CONTEXT never
-SELECT * FROM pgr_aStar(:'xy', 6, 12, directed => true, heuristic => 2);
+SELECT * FROM pgr_aStar(:'xy', 2, 4, directed => true, heuristic => 2);
 SELECT * FROM pgr_aStar(:'xy_short', 6, 12, heuristic => 3);
 SELECT * FROM pgr_aStarCost(:'xy_short', 6, ARRAY[10, 12]);
 SELECT * FROM pgr_aStar(:'xy_short', ARRAY[6, 8], 10, false, heuristic => 4);
@@ -379,6 +387,8 @@ INSERT INTO doc_queries VALUES
   ('pgr_drivingDistance q5', $q$SELECT * FROM pgr_drivingDistance('SELECT id, source, target, cost, reverse_cost FROM edges', 11, 3.0)$q$, true),
   ('pgr_drivingDistance q6', $q$SELECT * FROM pgr_drivingDistance('SELECT id, source, target, cost, reverse_cost FROM edges', array[11, 16], 3.0, equicost => true)$q$, true),
   ('pgr_drivingDistance q10', $q$SELECT * FROM pgr_drivingDistance('SELECT id, source, target, cost, reverse_cost FROM edges', array[11, 16], 3.0, directed => false)$q$, false),
+  ('pgr_aStar q2', $q$SELECT * FROM pgr_aStar('SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges', 6, 12, directed => true, heuristic => 2)$q$, true),
+  ('pgr_aStarCost q2', $q$SELECT * FROM pgr_aStarCost('SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges', 6, 12, directed => true, heuristic => 2)$q$, true),
   ('pgr_johnson q1', $q$SELECT * FROM pgr_johnson('SELECT source, target, cost FROM edges WHERE id < 5') ORDER BY start_vid, end_vid$q$, true),
   ('pgr_floydWarshall q1', $q$SELECT * FROM pgr_floydWarshall('SELECT source, target, cost FROM edges WHERE id < 5') ORDER BY start_vid, end_vid$q$, true);
 CREATE TEMP TABLE doc_results AS
@@ -387,12 +397,10 @@ SELECT d.label, c.* FROM doc_queries d,
                           CASE WHEN d.label LIKE 'pgr_bd%' THEN replace(d.query, 'pgr_bdDijkstra', 'pgr_dijkstra') END) AS c;
 SET search_path = public;
 SELECT label, rows, same_rows, same_costs, loose_edges FROM doc_results ORDER BY label;
--- The doc queries of pgr_aStar and pgr_aStarCost q2 to q7: heuristics that could change the answer
--- on this network (edges 17 and 18 are longer than their cost), or several targets per search:
--- refused, each saying why.
+-- The doc queries of pgr_aStar and pgr_aStarCost q3 to q8: a heuristic that could change the
+-- answer (3), or several targets per search: refused, each saying why.
 SET search_path = gpu_pgr, public;
 \set VERBOSITY terse
-SELECT * FROM pgr_aStar('SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges', 6, 12, directed => true, heuristic => 2);
 SELECT * FROM pgr_aStarCost('SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges', 6, ARRAY[10, 12], heuristic => 3, factor => 3.5);
 SELECT * FROM pgr_aStar('SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges', ARRAY[6, 8], 10, false, heuristic => 4);
 SELECT * FROM pgr_aStarCost('SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges', ARRAY[6, 8], ARRAY[10, 12], factor => 0.5);
