@@ -16,6 +16,9 @@
 -- with unique shortest paths (costs made unique by a distinct binary fraction per edge and
 -- direction, added exactly) every row is equal.
 SET client_min_messages = warning;
+-- The schema is there (without it, `gpu_pgr, public` would quietly mean pgRouting on both sides:
+-- compare() refuses to run then).
+SELECT count(*) AS gpu_pgr_functions FROM pg_proc WHERE pronamespace = to_regnamespace('gpu_pgr');
 
 -- A call run under a search_path: its rows as jsonb, each with its position n.
 CREATE FUNCTION pg_temp.answer(query text, path text) RETURNS SETOF jsonb
@@ -40,6 +43,9 @@ DECLARE
   is_path boolean;
   is_area boolean;
 BEGIN
+  IF to_regnamespace('gpu_pgr') IS NULL THEN
+    RAISE EXCEPTION 'the schema gpu_pgr is missing: is the gpu_routing installed the one of this tree?';
+  END IF;
   DROP TABLE IF EXISTS pg_temp.gpu_answer, pg_temp.pgr_answer;
   CREATE TEMP TABLE gpu_answer AS SELECT a AS r FROM pg_temp.answer(query, 'gpu_pgr, public') a;
   CREATE TEMP TABLE pgr_answer AS SELECT a AS r FROM pg_temp.answer(coalesce(reference, query), 'public') a;
