@@ -41,6 +41,11 @@ eval "$("$root/scripts/cluster.sh" start "$work/server" "$port")"
 createdb bench
 psql -X -q -d bench -c "SET client_min_messages = warning" -c "CREATE EXTENSION pgrouting CASCADE" >/dev/null
 "$root/scripts/load_ny.sh" -d bench >/dev/null
+# Without the schema, `gpu_pgr, public` would quietly mean pgRouting on both sides.
+if [ "$(psql -X -At -d bench -c "SELECT to_regnamespace('gpu_pgr') IS NOT NULL")" != t ]; then
+  echo "gpu_pgr_bench.sh: the installed gpu_routing has no schema gpu_pgr (make install from this tree)" >&2
+  exit 1
+fi
 edges='SELECT id, source, target, cost FROM ny_edges'
 psql -X -q -d bench -c "SELECT gpu_graph_create('ny', '$edges')" >/dev/null
 [ "$index" = 1 ] && psql -X -q -d bench -c "SELECT gpu_graph_index('ny')" >/dev/null
