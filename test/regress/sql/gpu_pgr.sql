@@ -334,6 +334,19 @@ SELECT 'pgr_dijkstra(text,bigint,anyarray,boolean)'::regprocedure::oid::regproc:
         WHERE oid = 'pgr_drivingDistance(text,bigint,double precision,boolean)'::regprocedure) AS resolved_dd;
 RESET search_path;
 
+-- Queries given as the names of prepared statements, as pgRouting takes them (pgr_johnson and
+-- pgr_aStar read the statement's text themselves, for the row order and the heuristic's checks).
+PREPARE pgr_edges AS SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM sample_edges;
+PREPARE pgr_pairs AS SELECT * FROM (VALUES (6, 10), (12, 7)) AS c(source, target);
+SELECT label, (pg_temp.compare(call)).* FROM (VALUES
+  ('pgr_dijkstra, combinations', $$SELECT * FROM pgr_dijkstra('pgr_edges', 'pgr_pairs')$$),
+  ('pgr_johnson', $$SELECT * FROM pgr_johnson('pgr_edges')$$),
+  ('pgr_floydWarshall', $$SELECT * FROM pgr_floydWarshall('pgr_edges', false)$$),
+  ('pgr_aStarCost, heuristic 5', $$SELECT * FROM pgr_aStarCost('pgr_edges', 6, 12)$$),
+  ('pgr_drivingDistance', $$SELECT * FROM pgr_drivingDistance('pgr_edges', ARRAY[11, 16], 3.0)$$)) AS c(label, call);
+SET search_path = public;
+DEALLOCATE ALL;
+
 -- Kept graphs served by text match: a graph registered with the very text pgRouting code sends
 -- serves the gpu_pgr call (the last run names it); 'graph:NAME' works as edges_sql too.
 SELECT gpu_graph_create('pgr_sample', 'SELECT id, source, target, cost, reverse_cost FROM sample_edges') IS NOT NULL AS created;
