@@ -16,7 +16,7 @@ OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp src/pg/kept/*.cpp)))
 # extension's install and upgrade scripts only). The data lives in ../shared/data
 # (GPU_ROUTING_DATA overrides); setup loads it into the test database. no_preload (not listed:
 # test/deployments/run.sh runs it on a server without preload) lives there too.
-REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows inner_query errors settings info kept_graphs migrations progress service_areas
+REGRESS = setup sssp path apsp arrays compatibility pgrouting_docs limits rows inner_query errors settings info kept_graphs migrations progress service_areas gpu_pgr
 REGRESS_DIR = test/regress
 REGRESS_OPTS = --load-extension=plpgsql --inputdir=$(REGRESS_DIR) --outputdir=$(REGRESS_DIR)/output
 # Concurrency (PostgreSQL's isolation tester): test/isolation/specs/<name>.spec against

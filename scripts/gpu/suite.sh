@@ -45,6 +45,11 @@
 #   road-table          the big road-network answers (bench/road_table.sh): matrices and trees as
 #                       arrays, service areas, on New York's kept graph with its index, devices auto,
 #                       cpu and gpu, on a server of its own (port 54482); ROAD_TABLE_ROUNDS [5]
+#   gpu-pgr             pgRouting's names through gpu_pgr vs pgRouting itself (bench/gpu_pgr_bench.sh,
+#                       issue 44): New York, one route, a 5 km service area, a 100 x 100 cost matrix,
+#                       a kept graph with its index registered with pgRouting code's query text;
+#                       gpu_routing.device = GPU_PGR_DEVICE [auto], GPU_PGR_ROUNDS [5] calls a side,
+#                       on a server of its own (port 54490)
 #   service-pgbench     the GPU service (issue 10): 64 clients of random New York routes, service vs
 #                       in-backend GPU vs CPU engine vs pgr_dijkstra, each on a server of its own
 #                       (bench/service_pgbench.sh; SERVICE_PGBENCH_SECONDS [60] per side, about 4 x
@@ -80,7 +85,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade deployments progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table gpu-pgr service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -356,6 +361,9 @@ for part in $bench; do
         --device "${CALL_RATE_DEVICE:-auto}" ;;
     road-table)
       bench_run "$part" road_table.md bash bench/road_table.sh ${ROAD_TABLE_ROUNDS:+--rounds "$ROAD_TABLE_ROUNDS"} ;;
+    gpu-pgr)
+      bench_run "$part" gpu_pgr_ny.md bash bench/gpu_pgr_bench.sh --device "${GPU_PGR_DEVICE:-auto}" \
+        --rounds "${GPU_PGR_ROUNDS:-5}" ;;
     service-pgbench)
       # Servers of its own (ports 54430 and 54431): gpu_routing.service is a postmaster setting.
       seconds=${SERVICE_PGBENCH_SECONDS:-60}

@@ -195,7 +195,8 @@ SELECT set_eq($$SELECT c.relname::text FROM pg_extension x, unnest(x.extconfig) 
               ARRAY['gpu_routing_graphs', 'gpu_routing_graphs_id_seq'],
               'pg_dump keeps the registry and its sequence');
 
--- The extension holds exactly these functions, no more.
+-- The extension holds exactly these functions, no more (gpu_pgr's: its own file,
+-- gpu_pgr_signatures.sql, checks each against pgRouting's).
 SELECT set_eq(
   $$SELECT p.oid::regprocedure::text FROM pg_proc p
     JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
@@ -217,7 +218,29 @@ SELECT set_eq(
                         'gpu_path(text,bigint[],bigint,boolean)', 'gpu_path(text,bigint[],bigint[],boolean)',
                         'gpu_apsp(text,bigint[],bigint[],boolean)',
                         'gpu_apsp_array(text,bigint[],bigint[],boolean)']) AS f,
-           unnest(ARRAY['smallint', 'integer', 'numeric']) AS t),
+           unnest(ARRAY['smallint', 'integer', 'numeric']) AS t)
+  || (SELECT array_agg('gpu_pgr.' || f || '(' || a || ')')
+      FROM unnest(ARRAY['pgr_dijkstra', 'pgr_bddijkstra']) AS f,
+           unnest(ARRAY['text,bigint,bigint,boolean', 'text,bigint,anyarray,boolean', 'text,anyarray,bigint,boolean',
+                        'text,anyarray,anyarray,boolean', 'text,text,boolean']) AS a)
+  || (SELECT array_agg('gpu_pgr.' || f || '(' || a || ')')
+      FROM unnest(ARRAY['pgr_dijkstracost', 'pgr_bddijkstracost']) AS f,
+           unnest(ARRAY['text,bigint,bigint,boolean', 'text,bigint,anyarray,boolean', 'text,anyarray,bigint,boolean',
+                        'text,anyarray,anyarray,boolean', 'text,text,boolean']) AS a)
+  || (SELECT array_agg('gpu_pgr.' || f || '(' || a || ')')
+      FROM unnest(ARRAY['pgr_astar', 'pgr_astarcost']) AS f,
+           unnest(ARRAY['text,bigint,bigint,boolean,integer,double precision,double precision',
+                        'text,bigint,anyarray,boolean,integer,double precision,double precision',
+                        'text,anyarray,bigint,boolean,integer,double precision,double precision',
+                        'text,anyarray,anyarray,boolean,integer,double precision,double precision',
+                        'text,text,boolean,integer,double precision,double precision']) AS a)
+  || ARRAY['gpu_pgr.pgr_dijkstracostmatrix(text,anyarray,boolean)',
+           'gpu_pgr.pgr_drivingdistance(text,bigint,double precision,boolean)',
+           'gpu_pgr.pgr_drivingdistance(text,anyarray,double precision,boolean,boolean)',
+           'gpu_pgr.pgr_johnson(text,boolean)', 'gpu_pgr.pgr_floydwarshall(text,boolean)',
+           'gpu_pgr._gpu_pgr_vertex_ids(anyarray,text,text,boolean)', 'gpu_pgr._gpu_pgr_query_text(text)',
+           'gpu_pgr._gpu_pgr_has_column(text,text)', 'gpu_pgr._gpu_pgr_vertex_order(text)',
+           'gpu_pgr._gpu_pgr_astar_edges(text,text,bigint[],bigint[],text,boolean,integer,double precision,double precision)'],
   'gpu_routing defines exactly the documented functions');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'gpu_routing'), '0.5.0', 'extension version 0.5.0');
 
