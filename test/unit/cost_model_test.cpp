@@ -204,6 +204,51 @@ TEST(CostModel, ChoicesOnTheBenchmarkShapes) {
   EXPECT_NE(d.last.reason.find("no usable GPU (test: no GPU)"), std::string::npos) << d.last.reason;
 }
 
+// Cost matrices on New York's kept road index with the H200 host's calibrated speeds
+// (docs/results/h200_auto.md): the CPU's buckets up to a few thousand targets (3000 x 3000: 57 ms
+// there, the GPU's sweeps 369), the GPU's sweeps for 10000 x 10000 (2.0 s, the buckets 4.0 s: once
+// the buckets outgrow the cache their scans miss; estimated without that, auto kept it on the CPU).
+TEST(CostModel, LargeMatricesOnTheIndexGoToTheGpu) {
+  if (find_engine("cch", Device::kGpu) == nullptr) GTEST_SKIP() << "a build without CUDA";
+  Decide d;
+  ASSERT_TRUE(d.costs.speeds.parse(
+      "cpu_dijkstra_vertex_ns = 43.2209\ncpu_dijkstra_arc_ns = 2.3028\n"
+      "cpu_dijkstra_far_factor = 1.6907\ncpu_parallel_efficiency = 0.6878\n"
+      "cpu_cch_sweep_ns = 1.9293\ncpu_cch_query_us = 63.9028\ncpu_cch_build_ns = 149.2003\n"
+      "cpu_predecessor_ns = 3.9879\ngpu_upload_ns_per_byte = 3.2802\n"
+      "gpu_download_ns_per_byte = 0.9620\ngpu_service_call_ms = 1.6702\n"
+      "gpu_single_local_ns = 5.1501\ngpu_single_far_ns = 1.0634\ngpu_many_local_ns = 0.2286\n"
+      "gpu_many_far_ns = 0.1752\ngpu_many_source_us = 2.4172\ngpu_multi_source_ns = 0.0317\n"
+      "gpu_fw_ns = 0.0105\n"));
+  d.costs.speeds.origin = "calibrated on the H200 host";
+  d.costs.state.service = true;
+  d.costs.state.kept_engine = "*";
+  d.costs.state.hardware_threads = 16;
+  d.costs.shape.vertices = 264346;
+  d.costs.shape.arcs = 733846;
+  d.costs.shape.far_fraction = 0.05;
+  d.costs.shape.kept_graph = true;
+  d.costs.shape.index_arcs = 1550000;
+  d.costs.shape.compact_targets = true;
+  d.problem.road_index = true;
+  d.problem.many_source = true;
+  auto matrix = [&](int n) {
+    d.costs.shape.sources = n;
+    d.costs.shape.targets_per_source = n;
+    d.costs.shape.result_rows = n;  // as arrays: a row per source
+    d.costs.shape.result_cells = static_cast<double>(n) * n;
+    return d.pick();
+  };
+  for (int n : {1000, 3000}) {
+    const EngineInfo* chosen = matrix(n);
+    EXPECT_STREQ(chosen->name, "cch") << n;
+    EXPECT_EQ(chosen->device, Device::kCpu) << n << ": " << d.last.reason;
+  }
+  const EngineInfo* chosen = matrix(10000);
+  EXPECT_STREQ(chosen->name, "cch");
+  EXPECT_EQ(chosen->device, Device::kGpu) << d.last.reason;
+}
+
 // A named engine both devices have, with the device at auto: the device of the smaller estimate;
 // without estimates (or where one device has none), the GPU as before.
 TEST(CostModel, NamedEngineOnBothDevicesTakesTheCheaperDevice) {

@@ -15,11 +15,15 @@
 namespace gpu_routing {
 
 namespace {
-// A bucket scan of the CPU's many-to-many, in arcs of its PHAST sweep (cpu_cch_sweep_ns): both
-// are memory-bound, a scan missing the cache far more often.
-constexpr double kBucketCellSweeps = 10;
+// A bucket scan of the CPU's many-to-many, in arcs of its PHAST sweep (cpu_cch_sweep_ns, also
+// memory-bound), while the buckets fit in the cache; past it each scan misses, and the cost
+// climbs steeply: 1 + (bytes / kBucketCacheBytes)^kBucketMissPower. Fitted on New York with
+// calibrated speeds: the H200 host (16 cores) measured 3.4 ns a cell at 3000 targets and 364 at
+// 10000 (one thread's equivalent), the 2-core machine about 23 at 4000 (this gives 13).
+constexpr double kBucketCellSweeps = 0.85;
+constexpr double kBucketMissPower = 4.24;
 // The buckets of T targets: about 500 entries each (a New York upward search reaches a few
-// hundred ranks) of 12 bytes; a scan slows as they outgrow about 16 MB of cache.
+// hundred ranks) of 12 bytes.
 constexpr double kBucketEntriesPerTarget = 500;
 constexpr double kBucketEntryBytes = 12;
 constexpr double kBucketCacheBytes = 16.0 * 1024 * 1024;
@@ -414,17 +418,12 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       if (shape.compact_targets) {
         // Buckets: an upward search from each target, then from each source, which scans the
         // buckets of the ranks it reaches: about one entry per target at the top of the
-        // hierarchy, so S x T scans at a cache miss each. The 2-core machine, New York, S = T
-        // from 1000 to 4000: 20 us a search and 16 ns a cell on 2 threads (10x its sweep's ns an
-        // arc, one thread); without the cells a 10000 x 10000 matrix was estimated at a 40th of
-        // its 4.4 s on the H200 host and kept from the GPU.
-        // Past the cache the scans miss further: the H200 host (16 cores, built-in speeds)
-        // estimated 3000 x 3000 at 70 ms for 53-63 measured, but 10000 x 10000 at 0.5 s for 3.9 s;
-        // each scan's cost grows with the buckets' bytes past kBucketCacheBytes.
+        // hierarchy, so S x T scans. Without them a 10000 x 10000 matrix was estimated at a 40th
+        // of its 4 s on the H200 host and kept from the GPU (2 s there).
         const double targets =
             static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
         const double bucket_bytes = targets * kBucketEntriesPerTarget * kBucketEntryBytes;
-        const double miss_factor = std::max(1.0, bucket_bytes / kBucketCacheBytes);
+        const double miss_factor = 1 + std::pow(bucket_bytes / kBucketCacheBytes, kBucketMissPower);
         compute = ((S + targets) * query_us * 1e-3 +
                    S * targets * kBucketCellSweeps * miss_factor * s.cpu_cch_sweep_ns * 1e-6) /
                   speedup;

@@ -16,6 +16,10 @@
 -- with unique shortest paths (costs made unique by a distinct binary fraction per edge and
 -- direction, added exactly) every row is equal.
 SET client_min_messages = warning;
+-- pgr_drivingDistance runs on the CPU whatever the session's device (gpu_driving_distance refuses
+-- device = gpu, which the GPU suite sets): every call here runs under auto, the GPU where auto
+-- takes it.
+SET gpu_routing.device = auto;
 -- The schema is there (without it, `gpu_pgr, public` would quietly mean pgRouting on both sides:
 -- compare() refuses to run then).
 SELECT count(*) AS gpu_pgr_functions FROM pg_proc WHERE pronamespace = to_regnamespace('gpu_pgr');
