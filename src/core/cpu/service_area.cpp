@@ -9,6 +9,7 @@
 #endif
 
 #include "base/parallel.hpp"
+#include "base/parallel_for.hpp"
 #include "base/predecessors.hpp"
 #include "cpu/sssp_dijkstra.hpp"
 
@@ -163,7 +164,6 @@ void ServiceAreaSearch::areas(const VertexIndex* starts, int count, int first_po
   // Each start's rows are made on some thread, then appended in the order of the starts.
   std::vector<std::vector<ServiceAreaRow>> per_start(static_cast<std::size_t>(count));
   std::vector<std::int64_t> settled(static_cast<std::size_t>(threads), 0);
-  std::exception_ptr failure;
   auto body = [&](int i, int thread) {
     if (workers_[static_cast<std::size_t>(thread)] == nullptr)
       workers_[static_cast<std::size_t>(thread)] = take_worker();
@@ -171,34 +171,7 @@ void ServiceAreaSearch::areas(const VertexIndex* starts, int count, int first_po
     one_area(starts[i], first_position + i, w, per_start[static_cast<std::size_t>(i)], cancel);
     settled[static_cast<std::size_t>(thread)] += static_cast<std::int64_t>(w.settled.size());
   };
-  if (threads == 1) {
-    for (int i = 0; i < count; ++i) body(i, 0);
-  } else {
-    prepare_worker_threads(threads);
-    bool failed = false;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int i = 0; i < count; ++i) {
-      bool skip;
-#pragma omp atomic read
-      skip = failed;
-      if (skip) continue;
-      try {
-#ifdef _OPENMP
-        body(i, omp_get_thread_num());
-#else
-        body(i, 0);
-#endif
-      } catch (...) {
-#pragma omp critical(gpu_routing_service_area_failure)
-        {
-          if (!failure) failure = std::current_exception();
-        }
-#pragma omp atomic write
-        failed = true;
-      }
-    }
-    if (failure) std::rethrow_exception(failure);
-  }
+  parallel_for_each(count, threads, body);
   for (std::int64_t s : settled) settled_ += s;
   std::size_t total = rows.size();
   for (const auto& part : per_start) total += part.size();
