@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# pgRouting 3.4.2's own pgTAP tests for the ten functions gpu_pgr answers, run unchanged with only
+# the search path changed, against a running server (PGHOST, PGPORT, PGUSER) where pgTAP, PostGIS,
+# pgRouting and gpu_routing are installed.
+#
+# pgRouting's test files are GPL-2.0-or-later and are not part of this repository: give a copy of
+# pgRouting 3.4.2's source tree (its pgtap/ and tools/testers/ folders are all that is read), as
+#   PGROUTING_SRC=/path/to/pgrouting-3.4.2 test/pgrouting_pgtap/run.sh [database]
+# (the release tarball, or a checkout of tag v3.4.2). Without it the script says so and exits 0
+# (scripts/test.sh then reports the step as skipped); GPU_ROUTING_REQUIRE_PGROUTING_SRC=1 makes
+# that an error.
+#
+# It makes a fresh database (dropped at the end) with pgtap, postgis, pgrouting and gpu_routing,
+# loads pgRouting's sample data and helper functions the way pgRouting's tools/testers/setup_db.sh
+# does, and runs the selected files with pg_prove twice, with the settings of pgRouting's
+# tools/testers/pg_prove_tests.sh:
+#   pgrouting: the plain search path: pgRouting answers (the baseline);
+#   gpu_pgr:   PGOPTIONS="-c search_path=gpu_pgr,public", as a user switching would: gpu_pgr answers.
+# It prints each file's passed/failed counts in both runs, then compares the failures with
+# expected_differences.txt (each documented there with its reason). It passes exactly when the
+# failures are the listed ones: a new failure, or a listed one that passes, fails the run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+db=${1:-gpu_routing_pgrouting_pgtap}
+src=${PGROUTING_SRC:-}
+expected="$here/expected_differences.txt"
+
+if [ -z "$src" ]; then
+  echo "test/pgrouting_pgtap: skipped: PGROUTING_SRC (a pgRouting 3.4.2 source tree) is not set"
+  [ "${GPU_ROUTING_REQUIRE_PGROUTING_SRC:-0}" = 1 ] && exit 1
+  exit 0
+fi
+for d in "$src/pgtap" "$src/tools/testers"; do
+  [ -d "$d" ] || { echo "test/pgrouting_pgtap: $d is missing (PGROUTING_SRC=$src)" >&2; exit 1; }
+done
+src=$(cd "$src" && pwd)
+
+# The files for pgr_dijkstra, pgr_dijkstraCost, pgr_dijkstraCostMatrix, pgr_drivingDistance,
+# pgr_johnson, pgr_floydWarshall, pgr_bdDijkstra, pgr_bdDijkstraCost, pgr_aStar, pgr_aStarCost.
+# Left out: pgr_dijkstraNear, pgr_dijkstraVia, pgr_bdDijkstraCostMatrix, pgr_aStarCostMatrix,
+# pgr_bdAstar (not in gpu_pgr: they stay pgRouting's).
+selected=(
+  pgtap/dijkstra/dijkstra pgtap/dijkstra/dijkstraCost pgtap/dijkstra/dijkstraCostMatrix
+  pgtap/dijkstra/driving_distance pgtap/allpairs
+  pgtap/bdDijkstra/bdDijkstra pgtap/bdDijkstra/bdDijkstraCost pgtap/bdDijkstra/edge_cases
+  pgtap/astar/astar pgtap/astar/astarCost pgtap/astar/edge_cases
+)
+files=()
+for d in "${selected[@]}"; do
+  [ -d "$src/$d" ] || { echo "test/pgrouting_pgtap: $src/$d is missing" >&2; exit 1; }
+  while IFS= read -r f; do files+=("${f#"$src/"}"); done < <(find "$src/$d" -name '*.pg' | sort)
+done
+
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 --set client_min_messages=WARNING --pset pager=off "$@"; }
+out=$(mktemp -d /tmp/pgrouting_pgtap.XXXXXX)
+dropdb --if-exists "$db" >/dev/null 2>&1 || true
+createdb "$db"
+trap 'dropdb --if-exists "$db" >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
+psql_q -d "$db" -c "SET client_min_messages = WARNING;
+  CREATE EXTENSION pgtap; CREATE EXTENSION pgrouting WITH VERSION '3.4.2' CASCADE;
+  CREATE EXTENSION gpu_routing;"
+# pgRouting's tools/testers/setup_db.sh loads these (run from that folder: some read each other).
+(cd "$src/tools/testers" && PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=WARNING" psql_q -d "$db" \
+  -f sampledata_pgtap.sql -f vrppdtw_data.sql -f solomon_100_rc101.data.sql -f innerQuery.sql \
+  -f innerQuery_old.sql -f inner_styles.sql -f old_inner_styles.sql -f no_crash_test.sql \
+  -f alphaShapeTester.sql -f binaryBreadthFirstSearch_pgtap_data.sql -f general_pgtap_tests.sql \
+  -f no_crash_general.sql -f dijkstra_pgtap_tests.sql -f tmp_net.sql -f flow_pgtap_tests.sql \
+  -f trsp_tests.sql -f tsp_pgtap_tests.sql -f astar_pgtap_tests.sql -f types_check.sql \
+  -f via_compare.sql -f spanningtree.sql >/dev/null)
+
+
+# One run: pg_prove, verbose, then per file: passed, failed (numbers), or why it broke.
+run_mode() {
+  local mode=$1 options=${PGOPTIONS:-}
+  [ "$mode" = gpu_pgr ] && options="$options -c search_path=gpu_pgr,public"
+  (cd "$src" && PGOPTIONS="$options" pg_prove --verbose --failures \
+      --set client_min_messages=WARNING --set on_error_rollback=off --set on_error_stop=true \
+      --pset format=unaligned --pset tuples_only=true --pset pager=off \
+      -d "$db" "${files[@]}" >"$out/$mode.tap" 2>&1) || true
+  perl "$here/tap_summary.pl" "$mode" "$out/$mode.tap" "${files[@]}" >"$out/$mode.summary"
+}
+start=$(date +%s)
+run_mode pgrouting
+run_mode gpu_pgr
+
+seconds=$(( $(date +%s) - start ))
+printf '%-66s %-13s %-13s %s\n' file pgrouting gpu_pgr "gpu_pgr: tests not passed"
+join -t $'\t' -j 1 <(cut -f2- "$out/pgrouting.summary" | sort) <(cut -f2- "$out/gpu_pgr.summary" | sort) |
+  while IFS=$'\t' read -r file p_pass p_fail _ _ g_pass g_fail g_failures _; do
+    printf '%-66s %-13s %-13s %s\n' "$file" "$p_pass/$((p_pass + p_fail))" "$g_pass/$((g_pass + g_fail))" \
+      "$([ "$g_failures" = - ] || echo "$g_failures")"
+  done
+awk -F'\t' '{ p[$1] += $3; f[$1] += $4 }
+  END { for (m in p) printf "%s: %d passed, %d failed\n", m, p[m], f[m] }' \
+  "$out/pgrouting.summary" "$out/gpu_pgr.summary" | sort
+echo "(pg_prove, both runs: ${seconds} s)"
+
+# What failed, against what is expected to fail: "mode file tests" on both sides.
+cat "$out/pgrouting.summary" "$out/gpu_pgr.summary" | awk -F'\t' '$5 != "-" { print $1, $2, $5 }' |
+  sort >"$out/failed"
+{ grep -v '^[[:space:]]*\(#\|$\)' "$expected" || true; } | awk '{ print $1, $2, $3 }' | sort >"$out/expected"
+status=0
+while read -r mode file tests; do
+  echo "NEW FAILURE ($mode): $file: tests $tests did not pass"
+  status=1
+done < <(comm -23 "$out/failed" "$out/expected")
+while read -r mode file tests; do
+  echo "EXPECTED FAILURE NOT SEEN ($mode): $file: tests $tests (listed in expected_differences.txt)"
+  status=1
+done < <(comm -13 "$out/failed" "$out/expected")
+if [ "$status" = 0 ]; then
+  echo "test/pgrouting_pgtap: every failure is a documented one ($(wc -l <"$out/expected") listed in expected_differences.txt)"
+else
+  [ -n "${PGROUTING_PGTAP_KEEP:-}" ] && cp "$out"/*.tap "$PGROUTING_PGTAP_KEEP"/
+  echo "test/pgrouting_pgtap: FAILED (pg_prove's output: set PGROUTING_PGTAP_KEEP=DIR to keep it)"
+fi
+exit "$status"
