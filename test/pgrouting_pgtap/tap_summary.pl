@@ -2,7 +2,7 @@
 # Reads pg_prove --verbose output and prints, for each test file named on the command line, one
 # line: mode, file, passed, failed, the tests that did not pass ("-" when none), and the file's
 # plan. A test that did not pass is one reported "not ok", or one the plan promised that never
-# ran (the file stopped on an error). A file pg_prove never reported counts as all failed.
+# ran (the file stopped on an error). A file pg_prove never reported is "not-run", a failure.
 #   tap_summary.pl MODE TAP_FILE FILE...
 use strict;
 use warnings;
