@@ -17,8 +17,9 @@
 #   pgrouting: the plain search path: pgRouting answers (the baseline);
 #   gpu_pgr:   PGOPTIONS="-c search_path=gpu_pgr,public", as a user switching would: gpu_pgr answers.
 # It prints each file's passed/failed counts in both runs, then compares the failures with
-# expected_differences.txt (each documented there with its reason). It passes exactly when the
-# failures are the listed ones: a new failure, or a listed one that passes, fails the run.
+# expected_differences.txt (each documented there with its reason), and checks who answered (the
+# call counts below). It passes exactly when the failures are the listed ones and each run was
+# answered by its side: a new failure, or a listed one that passes, fails the run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 db=${1:-gpu_routing_pgrouting_pgtap}
@@ -72,9 +73,28 @@ psql_q -d "$db" -c "SET client_min_messages = WARNING;
 
 
 # One run: pg_prove, verbose, then per file: passed, failed (numbers), or why it broke.
+# Which functions answered: the run counts every function call (track_functions = all, from
+# zero: pg_stat_reset), read once every backend of the run has gone (each sends its counts on
+# exit). Calls of public.pgr_* would not show if PostgreSQL inlined those SQL wrappers, so the
+# check reads pgRouting's C functions under them (_pgr_dijkstra, ...).
+calls_of_run() {
+  local mode=$1 waited=0
+  while [ "$(psql -X -At -d "$db" -c "SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()")" != 0 ]; do
+    sleep 0.2; waited=$((waited + 1)); [ "$waited" -lt 100 ] || break
+  done
+  sleep 0.5
+  psql -X -At -F ' ' -d "$db" -c "SELECT '$mode', schemaname, lower(funcname), sum(calls)
+      FROM pg_stat_user_functions
+      WHERE (schemaname = 'gpu_pgr' AND funcname LIKE 'pgr%')
+         OR (schemaname = 'public' AND lower(funcname) ~ '^_?pgr_(dijkstra|dijkstracost|dijkstracostmatrix|drivingdistance|johnson|floydwarshall|bddijkstra|bddijkstracost|astar|astarcost)$')
+      GROUP BY 1, 2, 3 HAVING sum(calls) > 0 ORDER BY 2, 3" >"$out/$mode.calls"
+}
+
 run_mode() {
-  local mode=$1 options=${PGOPTIONS:-}
+  local mode=$1 options="${PGOPTIONS:-} -c track_functions=all"
   [ "$mode" = gpu_pgr ] && options="$options -c search_path=gpu_pgr,public"
+  psql -X -q -At -d "$db" -c "SELECT pg_stat_reset()" >/dev/null
   # pgr_drivingDistance refuses gpu_routing.device = gpu (the GPU suite's setting): auto then, as
   # test/regress/sql/gpu_pgr.sql does.
   case "$options" in *gpu_routing.device=gpu*) options="$options -c gpu_routing.device=auto" ;; esac
@@ -83,6 +103,7 @@ run_mode() {
       --pset format=unaligned --pset tuples_only=true --pset pager=off \
       -d "$db" "${files[@]}" >"$out/$mode.tap" 2>&1) || true
   perl "$here/tap_summary.pl" "$mode" "$out/$mode.tap" "${files[@]}" >"$out/$mode.summary"
+  calls_of_run "$mode"
 }
 start=$(date +%s)
 run_mode pgrouting
@@ -113,8 +134,25 @@ while read -r mode file tests; do
   echo "EXPECTED FAILURE NOT SEEN ($mode): $file: tests $tests (listed in expected_differences.txt)"
   status=1
 done < <(comm -13 "$out/failed" "$out/expected")
+# Who answered. The gpu_pgr run: each of the ten names answered by gpu_pgr, and pgRouting's code
+# under them never reached (a call gpu_pgr has no signature for would fall through to
+# public.pgr_* and pass on pgRouting's answer). The baseline: gpu_pgr never reached.
+echo "functions called in each run (pg_stat_user_functions):"
+sed 's/^/  /' "$out/pgrouting.calls" "$out/gpu_pgr.calls"
+for name in dijkstra dijkstracost dijkstracostmatrix drivingdistance johnson floydwarshall \
+            bddijkstra bddijkstracost astar astarcost; do
+  grep -q "^gpu_pgr gpu_pgr pgr_$name [1-9]" "$out/gpu_pgr.calls" ||
+    { echo "NOT ANSWERED BY gpu_pgr: no call of gpu_pgr.pgr_$name in the gpu_pgr run"; status=1; }
+done
+while read -r _ schema name calls; do
+  echo "pgRouting ANSWERED IN THE gpu_pgr RUN: $schema.$name, $calls calls"; status=1
+done < <(grep "^gpu_pgr public " "$out/gpu_pgr.calls" || true)
+while read -r _ schema name calls; do
+  echo "gpu_pgr ANSWERED IN THE pgrouting RUN: $schema.$name, $calls calls"; status=1
+done < <(grep "^pgrouting gpu_pgr " "$out/pgrouting.calls" || true)
+
 if [ "$status" = 0 ]; then
-  echo "test/pgrouting_pgtap: every failure is a documented one ($(wc -l <"$out/expected") listed in expected_differences.txt)"
+  echo "test/pgrouting_pgtap: every failure is a documented one ($(wc -l <"$out/expected") listed in expected_differences.txt), and gpu_pgr answered the ten functions in its run"
 else
   [ -n "${PGROUTING_PGTAP_KEEP:-}" ] && cp "$out"/*.tap "$PGROUTING_PGTAP_KEEP"/
   echo "test/pgrouting_pgtap: FAILED (pg_prove's output: set PGROUTING_PGTAP_KEEP=DIR to keep it)"
