@@ -35,6 +35,9 @@ for d in "$src/pgtap" "$src/tools/testers"; do
   [ -d "$d" ] || { echo "test/pgrouting_pgtap: $d is missing (PGROUTING_SRC=$src)" >&2; exit 1; }
 done
 src=$(cd "$src" && pwd)
+# The expected differences are those of 3.4.2's files (the release installed with Debian 12).
+grep -q '"3.4.2"' "$src/tools/testers/pg_prove_tests.sh" 2>/dev/null ||
+  { echo "test/pgrouting_pgtap: $src is not pgRouting 3.4.2 (tools/testers/pg_prove_tests.sh)" >&2; exit 1; }
 
 # The files for pgr_dijkstra, pgr_dijkstraCost, pgr_dijkstraCostMatrix, pgr_drivingDistance,
 # pgr_johnson, pgr_floydWarshall, pgr_bdDijkstra, pgr_bdDijkstraCost, pgr_aStar, pgr_aStarCost.
