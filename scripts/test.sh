@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of gpu_routing on a fresh machine: installs what is missing, builds, runs the
 # unit tests (CTest), installs the extension, starts a throwaway PostgreSQL cluster of its own
-# (preloading gpu_routing), runs pg_regress, the isolation tests, pgTAP (pg_prove), the kept-graph
+# (preloading gpu_routing), runs pg_regress, the isolation tests, pgTAP (pg_prove), pgRouting's
+# own pgTAP files through gpu_pgr (where PGROUTING_SRC names a pgRouting 3.4.2 tree), the kept-graph
 # stress and fault tests, the upgrade test, the client tests, the docs' examples and the reference
 # check (every setting and function named in docs/reference.md) against it,
 # and the deployment shapes on clusters of their own (test/deployments/run.sh: without preload,
@@ -59,6 +60,11 @@ step "pgTAP (gpu_routing.device = $device)"
 createdb gpu_routing_test
 psql -X -q -v ON_ERROR_STOP=1 -d gpu_routing_test -f test/fixtures.sql
 bounded pg_prove -d gpu_routing_test test/pgtap/*.sql
+
+# pgRouting's own pgTAP files are GPL-2.0-or-later and not in this repository: this step runs
+# them where PGROUTING_SRC names a pgRouting 3.4.2 source tree, and says it skipped otherwise.
+step "pgRouting 3.4.2's pgTAP tests with search_path = gpu_pgr, public (PGROUTING_SRC=${PGROUTING_SRC:-unset})"
+bounded test/pgrouting_pgtap/run.sh
 
 step "kept graphs under load and faults (gpu_routing.device = $device)"
 bounded test/kept/run.sh
