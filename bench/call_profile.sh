@@ -22,14 +22,8 @@ done
 [ -n "$out" ] || { echo "call_profile.sh: --out DIR is required" >&2; exit 2; }
 command -v perf >/dev/null || { echo "call_profile.sh: perf is missing (apt-get install linux-perf)" >&2; exit 2; }
 mkdir -p "$out"
-export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$root/../shared/data}
-work=$(mktemp -d /tmp/call_profile.XXXXXX)
-chmod 755 "$work"
-cleanup() { "$root/scripts/cluster.sh" stop "$work/server" >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-eval "$("$root/scripts/cluster.sh" start "$work/server" "$port")"
-createdb bench
-"$root/scripts/load_ny.sh" -d bench >/dev/null
+. "$root/bench/ny_server.sh"
+ny_bench_server call_profile "$port"
 psql -X -q -d bench -c "SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges')" \
   -c "SELECT gpu_graph_index('ny')" >/dev/null
 vertices=$(psql -X -At -d bench -c "SELECT max(id) FROM ny_vertices")

@@ -37,14 +37,8 @@ while [ $# -gt 0 ]; do
     *) echo "call_rate.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$root/../shared/data}
-work=$(mktemp -d /tmp/call_rate.XXXXXX)
-chmod 755 "$work"
-cleanup() { "$root/scripts/cluster.sh" stop "$work/server" || true; rm -rf "$work"; }
-trap cleanup EXIT
-eval "$("$root/scripts/cluster.sh" start "$work/server" "$port")"
-createdb bench
-"$root/scripts/load_ny.sh" -d bench >/dev/null
+. "$root/bench/ny_server.sh"
+ny_bench_server call_rate "$port"
 psql -X -q -d bench -c "SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges')" \
   -c "SELECT gpu_graph_index('ny')" >/dev/null
 vertices=$(psql -X -At -d bench -c "SELECT max(id) FROM ny_vertices")

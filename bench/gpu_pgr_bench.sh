@@ -32,15 +32,9 @@ while [ $# -gt 0 ]; do
     *) echo "gpu_pgr_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$root/../shared/data}
-work=$(mktemp -d /tmp/gpu_pgr_bench.XXXXXX)
-chmod 755 "$work"
-cleanup() { "$root/scripts/cluster.sh" stop "$work/server" || true; rm -rf "$work"; }
-trap cleanup EXIT
-eval "$("$root/scripts/cluster.sh" start "$work/server" "$port")"
-createdb bench
+. "$root/bench/ny_server.sh"
+ny_bench_server gpu_pgr_bench "$port"
 psql -X -q -d bench -c "SET client_min_messages = warning" -c "CREATE EXTENSION pgrouting CASCADE" >/dev/null
-"$root/scripts/load_ny.sh" -d bench >/dev/null
 # Without the schema, `gpu_pgr, public` would quietly mean pgRouting on both sides.
 if [ "$(psql -X -At -d bench -c "SELECT to_regnamespace('gpu_pgr') IS NOT NULL")" != t ]; then
   echo "gpu_pgr_bench.sh: the installed gpu_routing has no schema gpu_pgr (make install from this tree)" >&2

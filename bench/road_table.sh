@@ -30,14 +30,8 @@ while [ $# -gt 0 ]; do
     *) echo "road_table.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-export GPU_ROUTING_DATA=${GPU_ROUTING_DATA:-$root/../shared/data}
-work=$(mktemp -d /tmp/road_table.XXXXXX)
-chmod 755 "$work"
-cleanup() { "$root/scripts/cluster.sh" stop "$work/server" >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-eval "$("$root/scripts/cluster.sh" start "$work/server" "$port")" >/dev/null
-createdb bench
-"$root/scripts/load_ny.sh" -d bench >/dev/null
+. "$root/bench/ny_server.sh"
+ny_bench_server road_table "$port"
 psql -X -q -d bench -v ON_ERROR_STOP=1 <<'SQL' >/dev/null
 CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
 SELECT gpu_graph_create('ny', 'SELECT id, source, target, cost FROM ny_edges');
