@@ -8,7 +8,8 @@ namespace gpu_routing::gpu {
 const std::vector<EngineInfo>& apsp_engines() {
   static const std::vector<EngineInfo> table = {
       {"multi_source", Device::kGpu, false, true, false,
-       "Okuyama, Ino and Hagihara: 32 sources per warp (Harish's scatter/check with atomicMin), adjacency shared "
+       "Okuyama, Ino and Hagihara: 32 sources per warp (Harish's scatter/check with atomicMin), "
+       "adjacency shared "
        "by the warp, interleaved per-source arrays, path recording kernel; splits sources over "
        "every GPU",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
@@ -16,14 +17,16 @@ const std::vector<EngineInfo>& apsp_engines() {
        },
        apsp::estimate_multi_source_bytes},
       {"blocked_fw", Device::kGpu, false, true, true,
-       "Pandey and Sharma: three-phase blocked Floyd-Warshall on the dense matrix, register-tiled min-plus "
+       "Pandey and Sharma: three-phase blocked Floyd-Warshall on the dense matrix, register-tiled "
+       "min-plus "
        "products in int16x2, int32 or float64",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return apsp::create_dense_engine(g, o, apsp::DenseAlgorithm::kBlocked);
        },
        apsp::estimate_dense_bytes},
       {"floyd_warshall", Device::kGpu, false, true, true,
-       "the textbook Floyd-Warshall on the dense matrix, one kernel per k (Pandey and Sharma's baseline)",
+       "the textbook Floyd-Warshall on the dense matrix, one kernel per k (Pandey and Sharma's "
+       "baseline)",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return apsp::create_dense_engine(g, o, apsp::DenseAlgorithm::kNaive);
        },

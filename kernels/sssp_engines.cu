@@ -9,9 +9,9 @@
 //                         frontier predecessors (reversed CSR); no atomics.
 //   frontier_matrix,
 //   frontier_pred_matrix  the same two on a V x V matrix of cheapest arc weights (seed 001 s. 5).
-//   crauser               Dijkstra with Crauser's threshold (Ortega-Arranz et al.): settle every unsettled v
-//                         with dist[v] <= min over unsettled u of dist[u] + (cheapest arc out of
-//                         u).
+//   crauser               Dijkstra with Crauser's threshold (Ortega-Arranz et al.): settle every
+//                         unsettled v with dist[v] <= min over unsettled u of dist[u] +
+//                         (cheapest arc out of u).
 //   bellman_ford          Harish & Narayanan's scatter/check iteration (mask M, costs C, updating
 //                         costs U), its write-after-write race (seed 001 s. 4.3) fixed by
 //                         atomicMin.
@@ -1134,27 +1134,31 @@ EngineInfo entry(bool single_source, bool many_source, bool dense, const char* d
 
 const std::vector<EngineInfo>& dijkstra_family_engines() {
   static const std::vector<EngineInfo> table = {
-      entry<kFrontierConfig>(true, false, false,
-                             "DA2CF with relax_F (Martin, Torres and Gavilanes): frontier vertices relax unresolved "
-                             "successors with atomicMin; adjacency matrix on dense graphs"),
-      entry<kFrontierPredConfig>(true, false, false,
-                                 "DA2CF with relax_U (Martin, Torres and Gavilanes): unresolved vertices scan their "
-                                 "frontier predecessors, no atomics; matrix on dense graphs"),
+      entry<kFrontierConfig>(
+          true, false, false,
+          "DA2CF with relax_F (Martin, Torres and Gavilanes): frontier vertices relax unresolved "
+          "successors with atomicMin; adjacency matrix on dense graphs"),
+      entry<kFrontierPredConfig>(
+          true, false, false,
+          "DA2CF with relax_U (Martin, Torres and Gavilanes): unresolved vertices scan their "
+          "frontier predecessors, no atomics; matrix on dense graphs"),
       entry<kFrontierMatrixConfig>(true, false, true,
                                    "DA2CF relax_F on the V x V adjacency matrix (Martin et al.)"),
-      entry<kFrontierPredMatrixConfig>(true, false, true,
-                                       "DA2CF relax_U on the V x V adjacency matrix (Martin et al.)"),
-      entry<kCrauserConfig>(true, false, false,
-                            "Dijkstra with Crauser's threshold (Ortega-Arranz et al.): settles every vertex "
-                            "within min(dist + cheapest outgoing arc) per round"),
+      entry<kFrontierPredMatrixConfig>(
+          true, false, true, "DA2CF relax_U on the V x V adjacency matrix (Martin et al.)"),
+      entry<kCrauserConfig>(
+          true, false, false,
+          "Dijkstra with Crauser's threshold (Ortega-Arranz et al.): settles every vertex "
+          "within min(dist + cheapest outgoing arc) per round"),
       entry<kBellmanFordConfig>(true, false, false,
                                 "Harish & Narayanan's scatter/check iteration, race fixed with "
                                 "atomicMin (Martin et al.)"),
       entry<kHarishConfig>(false, true, false,
                            "bellman_ford one source at a time (Harish's baseline)"),
-      entry<kConcurrentConfig>(false, true, false,
-                               "crauser SSSPs on several CUDA streams at once (Ortega-Arranz et al.); "
-                               "gpu_routing streams setting"),
+      entry<kConcurrentConfig>(
+          false, true, false,
+          "crauser SSSPs on several CUDA streams at once (Ortega-Arranz et al.); "
+          "gpu_routing streams setting"),
   };
   return table;
 }

@@ -855,9 +855,12 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
       if (gpus.devices.empty()) rows->emplace_back("gpu", "none: " + gpus.reason);
       // One row per physical GPU: the service lists each of its lanes as a device, several to
       // a GPU, and a row per lane would read as that many GPUs.
+      const auto physical_of = [](const gpu_routing::gpu::DeviceInfo& d) {
+        return d.physical >= 0 ? d.physical : d.index;
+      };
       std::vector<int> listed;
       for (const auto& d : gpus.devices) {
-        const int physical = d.physical >= 0 ? d.physical : d.index;
+        const int physical = physical_of(d);
         if (std::find(listed.begin(), listed.end(), physical) != listed.end()) continue;
         listed.push_back(physical);
         char text[256];
@@ -866,8 +869,7 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
                  gpu_routing::format_bytes(d.total_memory_bytes).c_str(), d.multiprocessors);
         std::string value = text;
         int lanes = 0;
-        for (const auto& other : gpus.devices)
-          lanes += (other.physical >= 0 ? other.physical : other.index) == physical;
+        for (const auto& other : gpus.devices) lanes += physical_of(other) == physical;
         if (service.configured && lanes > 1)
           value += ", " + std::to_string(lanes) + " lanes of the GPU service";
         rows->emplace_back("gpu " + std::to_string(physical), value);

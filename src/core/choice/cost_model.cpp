@@ -27,9 +27,6 @@ constexpr double kBucketMissPower = 4.24;
 constexpr double kBucketEntriesPerTarget = 500;
 constexpr double kBucketEntryBytes = 12;
 constexpr double kBucketCacheBytes = 16.0 * 1024 * 1024;
-}  // namespace
-
-namespace {
 
 // Every speed with its stored name, so that serialize(), parse() and values() cannot disagree.
 template <typename Speeds, typename Fn>
