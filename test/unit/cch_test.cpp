@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -543,6 +544,213 @@ TEST(Cch, OneWorkspaceServesEveryQueryInAnyOrder) {
           ASSERT_EQ(reached.front().second, 0.0) << where;
           break;
       }
+    }
+  }
+}
+
+// The one-to-one search as it was before pruning: two whole walks up the elimination tree, each
+// rank keeping the arc that last strictly improved it, then the lowest common ancestor with the
+// strictly smallest total, its chains' arcs unpacked. Built from the public arrays alone.
+struct FullWalkAnswer {
+  double distance = kInfinity;
+  std::vector<ArcIndex> path;
+};
+
+FullWalkAnswer full_walk_answer(const Cch& cch, VertexIndex s, VertexIndex t) {
+  const CchSpan<VertexIndex> parent = cch.elimination_tree_parent();
+  const CchSpan<ArcIndex> first = cch.arc_first();
+  const CchSpan<VertexIndex> head = cch.arc_head();
+  const auto n = static_cast<std::size_t>(cch.vertex_count());
+  const VertexIndex source = cch.rank_of_vertex()[static_cast<std::size_t>(s)];
+  const VertexIndex target = cch.rank_of_vertex()[static_cast<std::size_t>(t)];
+  std::vector<double> forward(n, kInfinity), backward(n, kInfinity);
+  std::vector<ArcIndex> forward_arc(n, kNoArc), backward_arc(n, kNoArc);
+  const auto walk = [&](VertexIndex start, std::vector<double>& distance,
+                        const CchSpan<double>& weights, std::vector<ArcIndex>& arc_of) {
+    distance[static_cast<std::size_t>(start)] = 0.0;
+    for (VertexIndex x = start; x != kNoVertex; x = parent[static_cast<std::size_t>(x)]) {
+      const double here = distance[static_cast<std::size_t>(x)];
+      if (here == kInfinity) continue;
+      for (ArcIndex a = first[static_cast<std::size_t>(x)];
+           a < first[static_cast<std::size_t>(x) + 1]; ++a) {
+        const auto y = static_cast<std::size_t>(head[static_cast<std::size_t>(a)]);
+        if (here + weights[static_cast<std::size_t>(a)] < distance[y]) {
+          distance[y] = here + weights[static_cast<std::size_t>(a)];
+          arc_of[y] = a;
+        }
+      }
+    }
+  };
+  walk(source, forward, cch.upward_weights(), forward_arc);
+  walk(target, backward, cch.downward_weights(), backward_arc);
+  FullWalkAnswer answer;
+  if (s == t) {
+    answer.distance = 0.0;
+    return answer;
+  }
+  std::vector<char> above_target(n, 0);
+  for (VertexIndex y = target; y != kNoVertex; y = parent[static_cast<std::size_t>(y)])
+    above_target[static_cast<std::size_t>(y)] = 1;
+  VertexIndex meeting = kNoVertex;
+  for (VertexIndex x = source; x != kNoVertex; x = parent[static_cast<std::size_t>(x)]) {
+    const auto r = static_cast<std::size_t>(x);
+    if (above_target[r] && forward[r] + backward[r] < answer.distance) {
+      answer.distance = forward[r] + backward[r];
+      meeting = x;
+    }
+  }
+  if (meeting == kNoVertex) return answer;
+  const auto lower_end = [&](ArcIndex arc) {
+    return static_cast<VertexIndex>(std::upper_bound(first.begin(), first.end(), arc) -
+                                    first.begin() - 1);
+  };
+  const auto arc_between = [&](VertexIndex lower, VertexIndex higher) {
+    for (ArcIndex a = first[static_cast<std::size_t>(lower)];
+         a < first[static_cast<std::size_t>(lower) + 1]; ++a)
+      if (head[static_cast<std::size_t>(a)] == higher) return a;
+    return kNoArc;
+  };
+  // A shortcut through middle m stands for m's arcs to both of its ends, in travel order.
+  const std::function<void(ArcIndex, bool)> unpack = [&](ArcIndex arc, bool upward) {
+    const std::int32_t via =
+        (upward ? cch.upward_vias() : cch.downward_vias())[static_cast<std::size_t>(arc)];
+    if (via >= 0) {
+      answer.path.push_back(via);
+      return;
+    }
+    const VertexIndex middle = -2 - via;
+    const ArcIndex to_lower = arc_between(middle, lower_end(arc));
+    const ArcIndex to_higher = arc_between(middle, head[static_cast<std::size_t>(arc)]);
+    unpack(upward ? to_lower : to_higher, false);
+    unpack(upward ? to_higher : to_lower, true);
+  };
+  std::vector<ArcIndex> up_arcs, down_arcs;
+  for (VertexIndex x = meeting; x != source;) {
+    up_arcs.push_back(forward_arc[static_cast<std::size_t>(x)]);
+    x = lower_end(up_arcs.back());
+  }
+  for (VertexIndex x = meeting; x != target;) {
+    down_arcs.push_back(backward_arc[static_cast<std::size_t>(x)]);
+    x = lower_end(down_arcs.back());
+  }
+  std::reverse(up_arcs.begin(), up_arcs.end());
+  for (ArcIndex arc : up_arcs) unpack(arc, true);
+  for (ArcIndex arc : down_arcs) unpack(arc, false);
+  return answer;
+}
+
+// A road-like network: a grid with holes, one-way streets, and costs from 0 to max_cost (with
+// max_cost 2 most routes tie, and zero-cost streets chain into zero-cost detours).
+EdgeTable street_grid(int rows, int cols, int max_cost, unsigned seed) {
+  std::mt19937 rng(seed);
+  EdgeTable table;
+  table.with_reverse = true;
+  const auto id = [&](int r, int c) { return static_cast<std::int64_t>(r) * cols + c + 1; };
+  const auto street = [&](std::int64_t from, std::int64_t to) {
+    if (rng() % 10 == 0) return;  // a hole
+    const auto cost = [&] { return static_cast<double>(rng() % (max_cost + 1)); };
+    const double there = cost();
+    const double back = cost();
+    switch (rng() % 8) {
+      case 0:
+        table.add(from, to, there, -1);
+        break;
+      case 1:
+        table.add(from, to, -1, back);
+        break;
+      default:
+        table.add(from, to, there, back);
+    }
+  };
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      if (c + 1 < cols) street(id(r, c), id(r, c + 1));
+      if (r + 1 < rows) street(id(r, c), id(r + 1, c));
+    }
+  return table;
+}
+
+// The pruned, interleaved search gives exactly what the two whole walks gave: the same distance
+// and the same path arc for arc (zero-cost ties, unreachable targets and s == t included), which
+// is Dijkstra's distance; and the workspace is left as the next query expects, whether its arrays
+// are kept filled (after a sweep) or primed per walk.
+TEST(Cch, PrunedSearchAnswersAsTheWholeWalks) {
+  struct Case {
+    std::string what;
+    Graph graph;
+    std::vector<VertexIndex> order;
+  };
+  std::vector<Case> cases;
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    const int rows = 12 + static_cast<int>(seed % 3) * 7,
+              cols = 15 + static_cast<int>(seed % 4) * 5;
+    EdgeTable streets = street_grid(rows, cols, seed % 2 == 0 ? 2 : 50, seed);
+    std::vector<double> x, y;
+    grid_coordinates(rows, cols, x, y);
+    for (bool directed : {true, false}) {
+      Graph g = build_graph(streets.view(), directed);
+      // Holes may leave corner vertices out: coordinates by each vertex's id.
+      std::vector<double> gx(static_cast<std::size_t>(g.vertex_count())), gy(gx.size());
+      for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
+        const auto cell = static_cast<std::size_t>(g.vertices.id(v) - 1);
+        gx[static_cast<std::size_t>(v)] = x[cell];
+        gy[static_cast<std::size_t>(v)] = y[cell];
+      }
+      std::vector<VertexIndex> order = cch_order(g, gx.data(), gy.data());
+      cases.push_back(
+          {"streets seed " + std::to_string(seed) + (directed ? " directed" : " undirected"),
+           std::move(g), std::move(order)});
+    }
+  }
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 40 + static_cast<int>(seed * 41 % 300);
+    spec.edges = spec.vertices * static_cast<int>(1 + seed % 3);
+    spec.integer_weights = seed % 4 != 1;
+    spec.zero_weights = seed % 2 == 0;
+    spec.max_weight = seed % 3 == 0 ? 2 : 100;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 1);
+    std::vector<VertexIndex> order =
+        seed % 4 == 0 ? random_order(g.vertex_count(), seed) : cch_order(g);
+    cases.push_back({testing::describe(spec, seed), std::move(g), std::move(order)});
+  }
+  for (Case& c : cases) {
+    const Graph& g = c.graph;
+    const VertexIndex n = g.vertex_count();
+    const bool exact = g.integer_weights;
+    const std::vector<VertexIndex> tails = arc_tails(g.forward);
+    Cch cch(g, std::move(c.order));
+    cch.customize(g);
+    CchWorkspace workspace;
+    std::vector<double> sweep(static_cast<std::size_t>(n));
+    std::mt19937 rng(static_cast<unsigned>(n));
+    for (int round = 0; round < 12; ++round) {
+      const auto s = static_cast<VertexIndex>(rng() % static_cast<unsigned>(n));
+      const std::vector<double> want = reference_dijkstra(g.forward, s);
+      // Every other round the forward array is kept filled from a sweep on: each query must then
+      // put its chain back to +infinity, or the next sweep is wrong.
+      if (round % 2 == 0) cch.one_to_all(s, sweep.data(), workspace);
+      std::vector<VertexIndex> targets = {s};
+      for (int k = 0; k < 24; ++k)
+        targets.push_back(static_cast<VertexIndex>(rng() % static_cast<unsigned>(n)));
+      for (VertexIndex t : targets) {
+        const std::string where = c.what + ": " + std::to_string(s) + " -> " + std::to_string(t);
+        const FullWalkAnswer whole = full_walk_answer(cch, s, t);
+        const double got = cch.distance(s, t, workspace);
+        ASSERT_EQ(got, whole.distance) << where;
+        ASSERT_TRUE(close_enough(got, want[static_cast<std::size_t>(t)], exact))
+            << where << ": got " << got << ", Dijkstra " << want[static_cast<std::size_t>(t)];
+        const std::vector<ArcIndex> path = cch.path(s, t, workspace);
+        ASSERT_EQ(path, whole.path) << where;
+        ASSERT_TRUE(valid_path(g, tails, path, s, t, want[static_cast<std::size_t>(t)], exact))
+            << where;
+      }
+      cch.one_to_all(s, sweep.data(), workspace);
+      ASSERT_TRUE(exact ? testing::same_distances(sweep.data(), want)
+                        : testing::near_distances(sweep.data(), want, kRealTolerance))
+          << c.what << ": sweep from " << s << " after the queries";
     }
   }
 }

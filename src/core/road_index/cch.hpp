@@ -270,6 +270,11 @@ class Cch {
   // the arc that set each rank's distance (for a path; a distance alone skips those stores).
   VertexIndex search(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws,
                      double* best, bool record_arcs) const;
+  // search()'s walk on a primed workspace: both chains at once in increasing rank, skipping the
+  // arcs of ranks already farther than the best total met so far.
+  template <bool kRecordArcs>
+  VertexIndex pruned_meeting_walk(VertexIndex source_rank, VertexIndex target_rank,
+                                  CchWorkspace& ws, double* best) const;
   void clear(VertexIndex source_rank, VertexIndex target_rank, CchWorkspace& ws) const;
   // One upward walk of the elimination tree from `start` (distance[start] = 0) over `weights`
   // (upward or downward arc weights), recording improving arcs in `arc_of` when given; and
