@@ -47,6 +47,13 @@ MemoryContext create_result_arena(MemoryContext parent);
 ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool random_access,
                                std::size_t rows_in_memory_bytes);
 
+// A (bigint, float8[]) row whose array holds `width` costs, for the caller to fill and append
+// with tuplestore_puttuple() as often as it likes: *start_vid and *costs point into the tuple.
+// Formed without copying or zeroing the costs (a New York row is 2 MB). Freed with
+// heap_freetuple().
+HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int64** start_vid,
+                              double** costs);
+
 // Appends one row: values and nulls hold one entry per column.
 inline void put_result_row(ResultStore* result, const Datum* values, const bool* nulls) {
   if (result->fixed_layout) {

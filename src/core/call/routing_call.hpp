@@ -72,7 +72,7 @@ struct CallOptions {
 // a cancel for 1.2 s, out of reach of the cancel checks). The engine's batch thread, which polls
 // the cancel, touches it first.
 template <typename T>
-using RowBuffer = std::vector<T, UninitializedAllocator<T>>;
+using RowBuffer = std::vector<T, UninitializedAllocator<T, HugePageAdvisedMemory>>;
 
 // Rows of one batch, column by column; which columns are filled depends on the CallKind.
 struct ResultBatch {
@@ -80,7 +80,11 @@ struct ResultBatch {
   std::vector<std::int32_t> path_seq;
   std::vector<double> cost, agg_cost;  // kSssp*: agg_cost holds the distance
   std::vector<char> has_predecessor;   // kSssp*: false for the source row (predecessor, edge NULL)
-  // cost_arrays: agg_cost holds rows() x array_width costs, row by row (infinity: unreachable).
+  // cost_arrays: array_costs holds rows() x array_width costs, row by row (infinity:
+  // unreachable), and may hold more (its size is not the row count). Where a row of the engine's
+  // output is already the array (every vertex, or the targets in their given order), the engine's
+  // buffer itself is handed over, not copied: a call's rows rotate through three buffers.
+  RowBuffer<double> array_costs;
   std::size_t array_width = 0;
   std::size_t rows() const { return array_width != 0 ? start_vid.size() : agg_cost.size(); }
   void clear();
@@ -242,9 +246,10 @@ class RoutingCall {
   std::vector<std::int64_t> array_column_ids_;  // set_array_columns: the ids, as given
   bool array_columns_given_ = false;
   std::vector<std::int64_t>
-      array_slots_;                 // per column, its place in a row of distances_ (-1: none)
-  std::size_t row_width_ = 0;       // entries per row of distances_
-  std::size_t prepared_bytes_ = 0;  // what prepare() counted against max_memory
+      array_slots_;                    // per column, its place in a row of distances_ (-1: none)
+  bool array_slots_identity_ = false;  // array_slots_ is 0, 1, ..., row_width_ - 1
+  std::size_t row_width_ = 0;          // entries per row of distances_
+  std::size_t prepared_bytes_ = 0;     // what prepare() counted against max_memory
   // kServiceArea: the starts' ids as given (source_indices_ holds their vertices, kNoVertex for an
   // id not in the graph), and the search.
   std::vector<std::int64_t> start_ids_;
