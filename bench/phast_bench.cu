@@ -1,6 +1,6 @@
 // One-to-all trees on the road index, GPU against CPU (issue 12's "one-to-all on New York under
 // 0.5 ms on one GPU"): the GPU engine cch (PHAST sweeps, kernels/cch_phast.cu) given the same
-// customized hierarchy the kept graph would share, at 1, 8, 32 and 256 sources a solve, against
+// customized hierarchy the kept graph would share, at 1 to 1024 sources a solve, against
 // PHAST on one CPU core (Cch::one_to_all) and the GPU's near_far search for one source. Every GPU
 // row is compared with the CPU's PHAST row (must be equal bit for bit). Then the hierarchy's
 // customization: Cch::customize on one core and on all of them against gpu::CchCustomizer
@@ -87,41 +87,29 @@ void run(const std::string& name, const Graph& graph, int reps) {
     int subtree = -1;   // the bottom's largest subtree (-1: the default, 0: no bottom)
     int block = 0;      // threads of a bottom group's block (0: the default)
     int per_block = 0;  // sources a bottom block sweeps (0: the default)
+    int width = 0;      // sources a sweep at most (0: the default)
   };
   // The defaults (the top level by level, two passes of one block a level before a level gets the
   // whole GPU; the bottom's subtrees in one launch; lanes by each level's degrees; the launches
-  // replayed as a CUDA graph), then the sweep before the bottom's subtrees (every level over the
-  // whole GPU, 16 lanes), then other subtree limits, blocks, sources a block, passes and lanes,
-  // then the launches enqueued one by one.
+  // replayed as a CUDA graph; up to the built-in sources a sweep) at 1 to 1024 sources a solve,
+  // then fewer sources a sweep, then more sources a bottom block at 256 a sweep, then the
+  // launches enqueued one by one. Earlier tunings (subtree limits, blocks, passes, lanes) are in
+  // docs/results/h200_phast_customization.md.
   const std::vector<Config> configs = {{1, 2, 0},
                                        {8, 2, 0},
-                                       {16, 2, 0},
                                        {32, 2, 0},
                                        {256, 2, 0},
-                                       {1, 2, 16, true, 0},
-                                       {16, 2, 16, true, 0},
-                                       {32, 2, 16, true, 0},
-                                       {1, 2, 0, true, 0},
-                                       {32, 2, 0, true, 0},
-                                       {1, 2, 0, true, 1024},
-                                       {32, 2, 0, true, 1024},
-                                       {1, 2, 0, true, 16384},
-                                       {32, 2, 0, true, 16384},
-                                       {16, 2, 0, true, -1, 256},
-                                       {16, 2, 0, true, -1, 1024},
-                                       {16, 2, 0, true, -1, 0, 1},
-                                       {16, 2, 0, true, -1, 0, 2},
-                                       {16, 2, 0, true, -1, 0, 8},
-                                       {16, 2, 0, true, -1, 0, 32},
-                                       {32, 2, 0, true, -1, 0, 2},
-                                       {32, 2, 0, true, 1024, 0, 2},
-                                       {32, 2, 0, true, 16384, 0, 1},
-                                       {1, 8, 0},
-                                       {16, 8, 0},
-                                       {1, 2, 4},
-                                       {16, 2, 4},
-                                       {16, 2, 8},
-                                       {32, 2, 0, false}};
+                                       {1024, 2, 0},
+                                       {256, 2, 0, true, -1, 0, 0, 32},
+                                       {256, 2, 0, true, -1, 0, 0, 64},
+                                       {256, 2, 0, true, -1, 0, 0, 128},
+                                       {1024, 2, 0, true, -1, 0, 0, 32},
+                                       {1024, 2, 0, true, -1, 0, 0, 512},
+                                       {1024, 2, 0, true, -1, 0, 0, 1024},
+                                       {256, 2, 0, true, -1, 0, 8},
+                                       {256, 2, 0, true, -1, 0, 16},
+                                       {256, 2, 0, true, -1, 0, 2},
+                                       {256, 2, 0, false}};
   for (const Config& config : configs) {
     const int k = config.k;
     gpu::set_phast_one_block_passes(config.passes);
@@ -130,6 +118,7 @@ void run(const std::string& name, const Graph& graph, int reps) {
     gpu::set_phast_subtree_vertices(config.subtree);
     gpu::set_phast_group_block(config.block);
     gpu::set_phast_group_sources(config.per_block);
+    gpu::set_phast_sources_per_sweep(config.width);
     std::vector<double> wall, compute, transfer;
     for (int r = 0; r < reps; ++r) {
       std::vector<VertexIndex> sources;
@@ -154,6 +143,7 @@ void run(const std::string& name, const Graph& graph, int reps) {
     if (config.block != 0) variant += " (bottom blocks of " + std::to_string(config.block) + ")";
     if (config.per_block != 0)
       variant += " (" + std::to_string(config.per_block) + " sources a bottom block)";
+    if (config.width != 0) variant += " (" + std::to_string(config.width) + " a sweep)";
     std::printf("| %s | %d%s | %.3f | %.3f | %.3f | %.2f | %d |\n", name.c_str(), k,
                 variant.c_str(), median(compute), median(transfer), median(wall), cpu_tree_ms,
                 mismatches);
@@ -164,6 +154,7 @@ void run(const std::string& name, const Graph& graph, int reps) {
   gpu::set_phast_subtree_vertices(-1);
   gpu::set_phast_group_block(0);
   gpu::set_phast_group_sources(0);
+  gpu::set_phast_sources_per_sweep(0);
   // near_far, one source on the whole GPU, on the same graph.
   auto near_far = find_engine("near_far", Device::kGpu)->create(graph, EngineOptions{});
   solve(*near_far, {0}, rows, n);

@@ -16,6 +16,9 @@
 #   5 km service areas, 100 starts gpu_driving_distance('graph:ny', 100 ids, 50000)
 #   pgr_drivingDistance, 1 start   pgRouting's answer to the same area (the reference; cpu column)
 # auto's cells name the engine it chose and where (gpu_routing_last_run()).
+# Each session sets work_mem = '2GB', as an analyst asking for a 10,000 x 10,000 matrix (800 MB of
+# rows) would: the rows of a set-returning function stay in memory up to work_mem and go to a
+# temporary file beyond it (scripts/cluster.sh's 256 MB wrote 550 MB of that matrix to disk).
 # Usage: bench/road_table.sh [--rounds N] [--devices "auto cpu gpu"] [--no-big] [--port P]
 # Starts its own server (scripts/cluster.sh, gpu_routing preloaded) and removes it at the end.
 set -euo pipefail
@@ -62,6 +65,7 @@ time_query() {
   local device=$1 query=$2 script="$work/q.sql"
   {
     echo "SET gpu_routing.device = $device;"
+    echo "SET work_mem = '2GB';"
     echo "$query;"
     echo '\timing on'
     for _ in $(seq "$rounds"); do echo "$query;"; done

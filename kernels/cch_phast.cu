@@ -32,8 +32,10 @@
 #include <vector>
 
 #include <math_constants.h>
+#include <omp.h>
 
 #include "road_index/cch.hpp"
+#include "base/parallel.hpp"
 #include "base/predecessors.hpp"
 #include "cuda_common.cuh"
 #include "gpu_engines.hpp"
@@ -49,9 +51,20 @@ constexpr int kOneBlockThreads = 1024;
 // Larger levels get the whole GPU. New York's top has 224 levels, most of a few ranks
 // (set_phast_one_block_passes lets phast_bench compare).
 int g_one_block_passes = 2;
-// Sources per sweep: enough for the sweep to be bandwidth-bound rather than latency-bound, few
-// enough that the distance table (vertices x sources x 8 bytes) stays small (New York, 32: 68 MB).
+// Sources per sweep. A sweep's time is mostly its latency (its steps run one after another) up to
+// a few dozen sources, so more sources a sweep cost little more each (the PHAST paper's many trees
+// a sweep); the table (vertices x sources x 8 bytes, twice with the rows) bounds them. Paths keep
+// kSourcesPerSweep (each source also holds a predecessor row); distances take up to
+// kMaxSourcesPerSweep while gpu_routing.max_memory allows it (New York, 256: 1.1 GB), halving
+// until it does (set_phast_sources_per_sweep lets phast_bench compare).
 constexpr int kSourcesPerSweep = 32;
+constexpr int kMaxSourcesPerSweep = 256;
+int g_sources_per_sweep = 0;  // 0: kMaxSourcesPerSweep
+// Rows of at least this many bytes come to the host through pinned buffers, copied out by every
+// host thread: straight into pageable memory (the GPU service's exchange segment) they came at a
+// few GB/s, and 10,000 New York rows are 21 GB.
+constexpr std::size_t kStagedDownloadBytes = std::size_t{8} << 20;
+constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
 // shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
 // H100, New York: a lone tree 6.2 ms with 1 lane, 2.8 with 4, 1.9 with 8, 1.5 with 16; 32 trees
@@ -90,8 +103,13 @@ int group_block() {
 // Sources a bottom block sweeps: a group's blocks split a sweep's sources among them.
 constexpr int kGroupSources = 4;
 int g_group_sources = 0;  // 0: kGroupSources
-int group_sources() {
-  return g_group_sources > 0 ? g_group_sources : kGroupSources;
+// Wide sweeps give each block more of them, so that a group keeps at most kGroupBlocksWide
+// blocks: phast_bench on the H200 host, New York, 256 sources a sweep: 0.047 ms a tree at 2 a
+// block, 0.037 at 4, 0.033 at 8 and 16.
+constexpr int kGroupBlocksWide = 16;
+int group_sources(int count) {
+  if (g_group_sources > 0) return g_group_sources;
+  return std::max(kGroupSources, (count + kGroupBlocksWide - 1) / kGroupBlocksWide);
 }
 // A sweep's level launches are captured once per source count as a CUDA graph and replayed:
 // New York's sweep is about 370 launches, and enqueuing them one by one took longer than the GPU
@@ -143,7 +161,7 @@ struct SweepSettings {
   }
 };
 SweepSettings current_sweep_settings() {
-  return {group_block(), group_sources(), g_one_block_passes};
+  return {group_block(), g_group_sources, g_one_block_passes};
 }
 
 // An instantiated CUDA graph, with the settings it was captured under.
@@ -428,9 +446,16 @@ class GpuCchEngine final : public ShortestPathEngine {
     stream_ = std::make_unique<Stream>();
   }
 
+  ~GpuCchEngine() override {
+    for (cudaEvent_t done : staging_done_)
+      if (done != nullptr) cudaEventDestroy(done);  // errors ignored, as DeviceBuffer's free
+  }
+  GpuCchEngine(const GpuCchEngine&) = delete;
+  GpuCchEngine& operator=(const GpuCchEngine&) = delete;
+
   const char* name() const override { return "cch"; }
   Device device() const override { return Device::kGpu; }
-  int preferred_batch_size() const override { return kSourcesPerSweep * 8; }
+  int preferred_batch_size() const override { return max_sources_per_sweep() * 4; }
   bool supports_compact_targets() const override { return true; }
   bool supports_paths_without_rows() const override { return true; }
   void rebind(const EngineOptions& options) override {
@@ -459,10 +484,12 @@ class GpuCchEngine final : public ShortestPathEngine {
     if (compact) prepare_targets(request);
     if (request.predecessor_arcs != nullptr) prepare_reverse();
     const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
-    for (int first = 0; first < request.source_count; first += kSourcesPerSweep) {
+    const bool paths = request.predecessor_arcs != nullptr || request.own_target_distances;
+    const int width = sweep_width(request.source_count, paths);
+    for (int first = 0; first < request.source_count; first += width) {
       options_.cancel.throw_if_requested();
-      const int count = std::min(kSourcesPerSweep, request.source_count - first);
-      sweep(request.sources + first, count);
+      const int count = std::min(width, request.source_count - first);
+      sweep(request.sources + first, count, width);
       deliver(request, first, count, compact, n);
     }
     report_.rounds += request.source_count;
@@ -478,6 +505,69 @@ class GpuCchEngine final : public ShortestPathEngine {
     }
 
     return own_;
+  }
+
+  static int max_sources_per_sweep() {
+    return g_sources_per_sweep > 0 ? g_sources_per_sweep : kMaxSourcesPerSweep;
+  }
+
+  // Sources a sweep for this solve: all of them up to the maximum, halved (not below
+  // kSourcesPerSweep) while the table would not fit gpu_routing.max_memory beside what is held.
+  int sweep_width(int sources, bool paths) const {
+    int width =
+        paths ? std::min(kSourcesPerSweep, max_sources_per_sweep()) : max_sources_per_sweep();
+    const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+    const std::size_t held = held_bytes() - table_bytes_;
+    const std::size_t limit = options_.budget.limit_bytes();
+    while (width > kSourcesPerSweep &&
+           saturating_add(held, saturating_multiply(2 * n * sizeof(double),
+                                                    static_cast<std::size_t>(width))) > limit)
+      width /= 2;
+    return std::max(1, std::min(width, std::max(sources, 1)));
+  }
+
+  // Rows to the host: small ones straight, large ones through two pinned buffers in turn, each
+  // copied out on every host thread while the next part comes over.
+  void download_rows(const double* device_rows, double* host, std::size_t count,
+                     cudaStream_t stream) {
+    const std::size_t bytes = count * sizeof(double);
+    if (bytes < kStagedDownloadBytes) {
+      GPU_ROUTING_CUDA_CHECK(
+          cudaMemcpyAsync(host, device_rows, bytes, cudaMemcpyDeviceToHost, stream));
+      GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));
+      return;
+    }
+    const std::size_t part = kStagingBytes / sizeof(double);
+    for (auto& buffer : staging_) buffer.reserve(part);
+    if (!staging_done_[0]) {
+      for (auto& done : staging_done_)
+        GPU_ROUTING_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    }
+    // Every host thread, whatever the call's own thread setting (the GPU's calls ask for one):
+    // the copy-out is the host's share of the transfer, and page faults bound it.
+    const int threads = resolve_thread_count(0);
+    std::size_t parts = (count + part - 1) / part;
+    auto enqueue = [&](std::size_t p) {
+      const std::size_t begin = p * part, cells = std::min(part, count - begin);
+      GPU_ROUTING_CUDA_CHECK(cudaMemcpyAsync(staging_[p % 2].data(), device_rows + begin,
+                                             cells * sizeof(double), cudaMemcpyDeviceToHost,
+                                             stream));
+      GPU_ROUTING_CUDA_CHECK(cudaEventRecord(staging_done_[p % 2], stream));
+    };
+    enqueue(0);
+    for (std::size_t p = 0; p < parts; ++p) {
+      GPU_ROUTING_CUDA_CHECK(cudaEventSynchronize(staging_done_[p % 2]));
+      if (p + 1 < parts) enqueue(p + 1);
+      const std::size_t begin = p * part, cells = std::min(part, count - begin);
+      const double* from = staging_[p % 2].data();
+      constexpr std::size_t kPiece = (std::size_t{1} << 20) / sizeof(double);
+      const auto pieces = static_cast<std::int64_t>((cells + kPiece - 1) / kPiece);
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (std::int64_t k = 0; k < pieces; ++k) {
+        const std::size_t at = static_cast<std::size_t>(k) * kPiece;
+        std::memcpy(host + begin + at, from + at, std::min(kPiece, cells - at) * sizeof(double));
+      }
+    }
   }
 
   std::size_t held_bytes() const {
@@ -571,26 +661,41 @@ class GpuCchEngine final : public ShortestPathEngine {
   }
 
   // Distances of `count` sources in the table (positions x count).
-  void sweep(const VertexIndex* sources, int count) {
+  void sweep(const VertexIndex* sources, int count, int width) {
     const Cch& cch = index();
     const std::int64_t n = cch.vertex_count();
-    const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
-    if (table_.size() < cells) {
+    if (table_width_ < count) {
       // The table and the rows it is turned into, for a whole sweep.
-      const std::size_t bytes = 2 * static_cast<std::size_t>(n) * kSourcesPerSweep * sizeof(double);
+      const std::size_t bytes =
+          2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(width) * sizeof(double);
       table_bytes_ = 0;
+      table_width_ = 0;
       sweep_graphs_.clear();  // captured with the old table's pointer
+      table_.allocate(0);
+      rows_.allocate(0);
       require(bytes, "the road index's PHAST table on the GPU");
-      table_.allocate(static_cast<std::size_t>(n) * kSourcesPerSweep);
-      rows_.allocate(static_cast<std::size_t>(n) * kSourcesPerSweep);
+      table_.allocate(static_cast<std::size_t>(n) * static_cast<std::size_t>(width));
+      rows_.allocate(static_cast<std::size_t>(n) * static_cast<std::size_t>(width));
       table_bytes_ = bytes;
+      table_width_ = width;
     }
-    // Upward searches on the host: a few hundred ranks each.
+    const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
+    // Upward searches on the host, a few hundred ranks each, on every host thread: one after
+    // another they took longer than the sweep of 256 sources.
+    const int threads = std::min(resolve_thread_count(options_.threads), count);
+    if (static_cast<int>(upward_.size()) < threads)
+      upward_.resize(static_cast<std::size_t>(threads));
+    if (static_cast<int>(reached_.size()) < count) reached_.resize(static_cast<std::size_t>(count));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+    for (int j = 0; j < count; ++j) {
+      const int thread = omp_get_thread_num();
+      cch.upward_search(sources[j], reached_[static_cast<std::size_t>(j)],
+                        upward_[static_cast<std::size_t>(thread)]);
+    }
     seed_slots_.clear();
     seed_values_.clear();
     for (int j = 0; j < count; ++j) {
-      cch.upward_search(sources[j], reached_, workspace_);
-      for (const auto& [rank, distance] : reached_) {
+      for (const auto& [rank, distance] : reached_[static_cast<std::size_t>(j)]) {
         seed_slots_.push_back(
             static_cast<std::int64_t>(position_of_rank_[static_cast<std::size_t>(rank)]) * count +
             j);
@@ -625,7 +730,8 @@ class GpuCchEngine final : public ShortestPathEngine {
       enqueue_levels(count, stream);
       return;
     }
-    if (sweep_graphs_.size() != kSourcesPerSweep) sweep_graphs_.resize(kSourcesPerSweep);
+    if (sweep_graphs_.size() < static_cast<std::size_t>(table_width_))
+      sweep_graphs_.resize(static_cast<std::size_t>(table_width_));
     std::unique_ptr<SweepGraph>& graph = sweep_graphs_[static_cast<std::size_t>(count) - 1];
     const SweepSettings settings = current_sweep_settings();
     if (graph == nullptr || !graph->made_with(settings))
@@ -666,7 +772,7 @@ class GpuCchEngine final : public ShortestPathEngine {
       }
     }
     if (groups_ > 0) {
-      const int per_block = group_sources();
+      const int per_block = group_sources(count);
       const dim3 grid(static_cast<unsigned>(groups_),
                       static_cast<unsigned>((count + per_block - 1) / per_block));
       sweep_groups_kernel<<<grid, group_block(), 0, stream>>>(
@@ -692,10 +798,10 @@ class GpuCchEngine final : public ShortestPathEngine {
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
       stream_->synchronize();  // the sweep counts as compute, the copy as transfer
       Stopwatch copy;
-      rows_.download(request.distances + static_cast<std::size_t>(first) *
-                                             static_cast<std::size_t>(request.target_count),
-                     cells, stream);
-      stream_->synchronize();
+      download_rows(rows_.data(),
+                    request.distances + static_cast<std::size_t>(first) *
+                                            static_cast<std::size_t>(request.target_count),
+                    cells, stream);
       report_.transfer_ms += copy.elapsed_ms();
       return;
     }
@@ -707,8 +813,7 @@ class GpuCchEngine final : public ShortestPathEngine {
     stream_->synchronize();
     Stopwatch copy;
     double* host_rows = request.distances + static_cast<std::size_t>(first) * n;
-    rows_.download(host_rows, cells, stream);
-    stream_->synchronize();
+    download_rows(rows_.data(), host_rows, cells, stream);
     report_.transfer_ms += copy.elapsed_ms();
     if (request.predecessor_arcs == nullptr) return;
     for (int j = 0; j < count; ++j) {
@@ -796,7 +901,11 @@ class GpuCchEngine final : public ShortestPathEngine {
   Cch own_;
   std::string built_note_;
   CchWorkspace workspace_;
-  std::vector<std::pair<VertexIndex, double>> reached_;
+  std::vector<CchWorkspace> upward_;                                  // one per host thread
+  std::vector<std::vector<std::pair<VertexIndex, double>>> reached_;  // per source of a sweep
+  PinnedBuffer<double> staging_[2];
+  cudaEvent_t staging_done_[2] = {nullptr, nullptr};
+  int table_width_ = 0;  // sources a sweep the table holds
   const Cch* uploaded_ = nullptr;
   int uploaded_limit_ = 0, uploaded_lanes_ = 0;  // the settings the layout was made with
   std::vector<VertexIndex> position_of_rank_;
@@ -813,7 +922,7 @@ class GpuCchEngine final : public ShortestPathEngine {
   std::size_t hierarchy_bytes_ = 0;
   DeviceBuffer<double> table_;
   DeviceBuffer<double> rows_;
-  std::size_t table_bytes_ = 0;
+  std::size_t table_bytes_ = 0;  // the table and rows (table_width_ sources)
   // Entry k - 1: the captured level launches of a sweep of k sources (made when first needed).
   std::vector<std::unique_ptr<SweepGraph>> sweep_graphs_;
   std::vector<std::int64_t> seed_slots_;
@@ -866,6 +975,9 @@ void set_phast_group_block(int threads) {
 void set_phast_group_sources(int sources) {
   g_group_sources = std::max(0, sources);
 }
+void set_phast_sources_per_sweep(int sources) {
+  g_sources_per_sweep = std::max(0, sources);
+}
 void set_phast_lanes(int lanes) {
   g_lanes = lanes > 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0 ? lanes : 0;
 }
@@ -874,7 +986,8 @@ const std::vector<EngineInfo>& cch_engines() {
   static const std::vector<EngineInfo> table = {
       {"cch", Device::kGpu, true, true, false,
        "the road index on the GPU: PHAST sweeps of the customizable contraction hierarchy, "
-       "32 sources a sweep: the top separators level by level, the small subtrees below them "
+       "up to 256 sources a sweep: the top separators level by level, the small subtrees below "
+       "them "
        "in one launch (the hierarchy made on the host, kept with a kept graph)",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return std::make_unique<GpuCchEngine>(g, o);

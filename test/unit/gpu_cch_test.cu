@@ -334,5 +334,54 @@ TEST(GpuCch, RefusesWhatTheBudgetCannotHold) {
   EXPECT_TRUE(testing::solve_is_out_of_memory(*engine, 0));
 }
 
+// Distances only take wide sweeps (up to 256 sources, fewer when gpu_routing.max_memory does not
+// hold the table) and come back through the pinned buffers once a solve's rows pass 8 MB: 600
+// sources (two full sweeps and an uneven one) against the CPU's rows, full and compact, at the
+// default width, at 64 a sweep, and under a budget that halves the width.
+TEST(GpuCch, WideSweepsAndStagedRowsEqualTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(120, 3);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+  const auto sources = spread_sources(g.vertex_count(), 600);
+  EngineOptions cpu_options;
+  cpu_options.road_index = &index;
+  auto on_cpu = find_engine("cch", Device::kCpu)->create(g, cpu_options);
+  Rows want = run(*on_cpu, g, sources, 600, false);
+  const std::vector<VertexIndex> targets = spread_sources(g.vertex_count(), 1000);
+  struct Mode {
+    int width;
+    std::size_t budget;
+  };
+  // 2 x n x 8 bytes a source of the sweep: the budget fits 64 beside the hierarchy, not 128.
+  const std::size_t per_source = 2 * n * sizeof(double);
+  for (const Mode mode : {Mode{0, 0}, Mode{64, 0}, Mode{0, 100 * per_source}}) {
+    gpu::set_phast_sources_per_sweep(mode.width);
+    EngineOptions options;
+    options.road_index = &index;
+    if (mode.budget > 0) options.budget = MemoryBudget(mode.budget);
+    auto engine = gpu_cch().create(g, options);
+    Rows got = run(*engine, g, sources, 600, false);
+    for (std::size_t i = 0; i < sources.size() * n; ++i)
+      ASSERT_EQ(got.distances[i], want.distances[i]) << "width " << mode.width << " cell " << i;
+    std::vector<double> compact(sources.size() * targets.size(), -1.0);
+    SolveRequest request;
+    request.sources = sources.data();
+    request.source_count = static_cast<int>(sources.size());
+    request.targets = targets.data();
+    request.target_count = static_cast<int>(targets.size());
+    request.compact_targets = true;
+    request.distances = compact.data();
+    engine->solve(request);
+    for (std::size_t i = 0; i < sources.size(); ++i)
+      for (std::size_t j = 0; j < targets.size(); ++j)
+        ASSERT_EQ(compact[i * targets.size() + j],
+                  want.distances[i * n + static_cast<std::size_t>(targets[j])])
+            << "width " << mode.width << " source " << i;
+  }
+  gpu::set_phast_sources_per_sweep(0);
+}
+
 }  // namespace
 }  // namespace gpu_routing

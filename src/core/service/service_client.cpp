@@ -4,6 +4,8 @@
 #include <cstring>
 #include <thread>
 
+#include "base/parallel_for.hpp"
+
 namespace gpu_routing::service {
 
 namespace {
@@ -17,6 +19,22 @@ std::size_t align8(std::size_t bytes) {
 
 RequestSlot* slot_at(ControlHeader* header, int index) {
   return &header->slots[index];
+}
+
+// The answer out of the exchange segment: large ones on every core, in 1 MB pieces. One thread
+// took 0.2 s for 10,000 New York rows to 10,000 targets (800 MB), bound by page faults on both
+// sides.
+void copy_out(void* to, const char* from, std::size_t bytes) {
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  if (bytes < 8 * kPiece) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  const auto pieces = static_cast<int>((bytes + kPiece - 1) / kPiece);
+  parallel_for_each(pieces, resolve_thread_count(0), [&](int k, int) {
+    const std::size_t at = static_cast<std::size_t>(k) * kPiece;
+    std::memcpy(static_cast<char*>(to) + at, from + at, std::min(kPiece, bytes - at));
+  });
 }
 
 }  // namespace
@@ -416,9 +434,9 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
       }
     }
   } else {
-    std::memcpy(request.distances, base + distances_offset, distance_bytes);
+    copy_out(request.distances, base + distances_offset, distance_bytes);
     if (request.predecessor_arcs != nullptr)
-      std::memcpy(request.predecessor_arcs, base + predecessors_offset, predecessor_bytes);
+      copy_out(request.predecessor_arcs, base + predecessors_offset, predecessor_bytes);
   }
   report_.device_name = std::string(slot->device_name) + ", through the GPU service";
   report_.compute_ms += slot->compute_ms;
