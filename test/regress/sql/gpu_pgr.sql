@@ -251,7 +251,7 @@ CREATE TEMP TABLE astar_results AS
 SELECT a.label, c.*, (pg_temp.compare(a.call, NULL, a.directed, a.reference)).same_costs AS dijkstra_costs
 FROM astar_calls a, LATERAL pg_temp.compare(a.call, a.arcs, a.directed) AS c;
 SET search_path = public;
-SELECT label, rows, same_rows, same_costs, loose_edges, dijkstra_costs FROM astar_results ORDER BY label;
+SELECT label, rows, same_rows, same_costs, loose_edges, dijkstra_costs FROM astar_results ORDER BY label COLLATE "C";
 
 -- Refused, saying why: where pgRouting's heuristic could change the answer.
 SET search_path = gpu_pgr, public;
@@ -419,7 +419,7 @@ SELECT d.label, c.* FROM doc_queries d,
   LATERAL pg_temp.compare(d.query, 'SELECT id, source, target, cost, reverse_cost FROM sample_edges', d.directed,
                           CASE WHEN d.label LIKE 'pgr_bd%' THEN replace(d.query, 'pgr_bdDijkstra', 'pgr_dijkstra') END) AS c;
 SET search_path = public;
-SELECT label, rows, same_rows, same_costs, loose_edges FROM doc_results ORDER BY label;
+SELECT label, rows, same_rows, same_costs, loose_edges FROM doc_results ORDER BY label COLLATE "C";
 -- The doc queries of pgr_aStar and pgr_aStarCost q3 to q8: a heuristic that could change the
 -- answer (3), or several targets per search: refused, each saying why.
 SET search_path = gpu_pgr, public;
