@@ -61,9 +61,11 @@ constexpr int kSourcesPerSweep = 32;
 constexpr int kMaxSourcesPerSweep = 256;
 int g_sources_per_sweep = 0;  // 0: kMaxSourcesPerSweep
 // Rows of at least this many bytes come to the host through pinned buffers, copied out by every
-// host thread: straight into pageable memory (the GPU service's exchange segment) they came at a
-// few GB/s, and 10,000 New York rows are 21 GB.
-constexpr std::size_t kStagedDownloadBytes = std::size_t{8} << 20;
+// host thread in pieces of kCopyOutPiece: straight into pageable memory (the GPU service's exchange
+// segment) they came at 1-2 GB/s (New York, H200 host: one tree's 2 MB in 1.5 ms, 64 trees' 135 MB
+// in 69 ms).
+constexpr std::size_t kStagedDownloadBytes = std::size_t{1} << 20;
+constexpr std::size_t kCopyOutPiece = std::size_t{256} << 10;
 constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
 // shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
@@ -560,7 +562,7 @@ class GpuCchEngine final : public ShortestPathEngine {
       if (p + 1 < parts) enqueue(p + 1);
       const std::size_t begin = p * part, cells = std::min(part, count - begin);
       const double* from = staging_[p % 2].data();
-      constexpr std::size_t kPiece = (std::size_t{1} << 20) / sizeof(double);
+      constexpr std::size_t kPiece = kCopyOutPiece / sizeof(double);
       const auto pieces = static_cast<std::int64_t>((cells + kPiece - 1) / kPiece);
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (std::int64_t k = 0; k < pieces; ++k) {
