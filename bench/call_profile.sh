@@ -64,7 +64,7 @@ for line in open(folded):
 transactions = seconds * 1000.0 / latency_ms
 us_per_sample = 1e6 / 2000.0 / transactions
 parts = [("the backend, all", ""), ("the call (run_call)", "run_call"),
-         ("  the engine's search (Cch::search)", "Cch::search"),
+         ("  the engine's search (Cch::search, its walk)", ("Cch::search", "Cch::pruned_meeting_walk")),
          ("  the path's settled distances", "Cch::settled_distance"),
          ("  resolving the kept graph", "resolve_kept_graph"),
          ("  choosing the engine (prepare)", "RoutingCall::prepare"),
@@ -73,6 +73,7 @@ parts = [("the backend, all", ""), ("the call (run_call)", "run_call"),
 print(f"| part | us a transaction (latency {latency_ms:.3f} ms) |")
 print("|---|---:|")
 for label, frame in parts:
-    n = sum(c for s, c in stacks if frame == "" or any(frame in f for f in s))
+    frames = frame if isinstance(frame, tuple) else (frame,)
+    n = sum(c for s, c in stacks if frame == "" or any(x in f for f in s for x in frames))
     print(f"| {label} | {n * us_per_sample:.1f} |")
 PY
