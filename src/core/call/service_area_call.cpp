@@ -11,9 +11,15 @@ namespace gpu_routing {
 
 namespace {
 
-// Starts per batch on every thread: enough to keep the threads busy between the backend's
-// writes; the rows of a batch are the areas' (bounded by the distance), not the graph's.
+// Starts per batch on every thread. Where the searches leave a core to the backend, the next
+// batch is searched while the backend writes this one's rows, and batches of a few areas a
+// thread hide the searches behind the writing (the H200 host, New York, 100 areas of 5 km on 15
+// threads: one batch of all of them searched in 15 ms, then wrote its 235,000 rows in 11-17 ms).
+// Where they take every core there is nothing to overlap, and fewer batches cost less. The rows
+// of a batch are the areas' (bounded by the distance), not the graph's.
+constexpr int kStartsPerThreadOverlapped = 2;
 constexpr int kStartsPerThread = 8;
+constexpr int kMinStartsPerBatch = 16;
 
 }  // namespace
 
@@ -42,8 +48,11 @@ void RoutingCall::prepare_service_areas() {
   summary_.device =
       std::string("CPU, ") + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   // equicost assigns each vertex among every start's area: one batch of all of them.
-  batch_size_ = options_.equicost ? static_cast<int>(source_indices_.size())
-                                  : std::max(1, threads * kStartsPerThread);
+  batch_size_ =
+      options_.equicost
+          ? static_cast<int>(source_indices_.size())
+          : std::max(kMinStartsPerBatch,
+                     threads * (threads < cores ? kStartsPerThreadOverlapped : kStartsPerThread));
 }
 
 void RoutingCall::emit_service_area_rows(std::size_t first, int count, ResultBatch& batch) {
