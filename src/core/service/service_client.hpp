@@ -150,6 +150,7 @@ class ServiceEngine final : public ShortestPathEngine {
   std::string index_segment_;
   std::size_t index_bytes_ = 0;
   bool owns_image_ = false;
+  bool drop_io_at_end_ = false;  // a request used an exchange segment too large to keep
   ServiceRequestReport service_report_;
 };
 
