@@ -66,6 +66,8 @@ int g_sources_per_sweep = 0;  // 0: kMaxSourcesPerSweep
 // in 69 ms).
 constexpr std::size_t kStagedDownloadBytes = std::size_t{1} << 20;
 constexpr std::size_t kCopyOutPiece = std::size_t{256} << 10;
+// The host memory the upward searches' per-thread workspaces may span together.
+constexpr std::size_t kUpwardScratchBytes = std::size_t{256} << 20;
 constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
 // shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
@@ -683,8 +685,14 @@ class GpuCchEngine final : public ShortestPathEngine {
     }
     const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
     // Upward searches on the host, a few hundred ranks each, on every host thread: one after
-    // another they took longer than the sweep of 256 sources.
-    const int threads = std::min(resolve_thread_count(options_.threads), count);
+    // another they took longer than the sweep of 256 sources. Each thread's workspace spans the
+    // graph (24 bytes a vertex, its pages touched along the chains): at most kUpwardScratchBytes
+    // of them in all (New York: 6.3 MB each; a graph of 20M vertices would get one).
+    const std::size_t scratch = 24 * static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
+    const int threads = std::max(
+        1,
+        std::min({resolve_thread_count(options_.threads), count,
+                  static_cast<int>(std::min<std::size_t>(kUpwardScratchBytes / scratch, 1024))}));
     if (static_cast<int>(upward_.size()) < threads)
       upward_.resize(static_cast<std::size_t>(threads));
     if (static_cast<int>(reached_.size()) < count) reached_.resize(static_cast<std::size_t>(count));
