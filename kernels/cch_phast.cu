@@ -32,10 +32,10 @@
 #include <vector>
 
 #include <math_constants.h>
-#include <omp.h>
 
 #include "road_index/cch.hpp"
 #include "base/parallel.hpp"
+#include "base/parallel_for.hpp"
 #include "base/predecessors.hpp"
 #include "cuda_common.cuh"
 #include "gpu_engines.hpp"
@@ -60,15 +60,14 @@ int g_one_block_passes = 2;
 constexpr int kSourcesPerSweep = 32;
 constexpr int kMaxSourcesPerSweep = 256;
 int g_sources_per_sweep = 0;  // 0: kMaxSourcesPerSweep
-// Rows of at least this many bytes come to the host through pinned buffers, copied out by every
-// host thread in pieces of kCopyOutPiece: straight into pageable memory (the GPU service's exchange
+// Rows of at least this many bytes come to the host through two pinned buffers of kStagingBytes,
+// copied out by every host thread: straight into pageable memory (the GPU service's exchange
 // segment) they came at 1-2 GB/s (New York, H200 host: one tree's 2 MB in 1.5 ms, 64 trees' 135 MB
 // in 69 ms).
 constexpr std::size_t kStagedDownloadBytes = std::size_t{1} << 20;
-constexpr std::size_t kCopyOutPiece = std::size_t{256} << 10;
+constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // The host memory the upward searches' per-thread workspaces may span together.
 constexpr std::size_t kUpwardScratchBytes = std::size_t{256} << 20;
-constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
 // shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
 // H100, New York: a lone tree 6.2 ms with 1 lane, 2.8 with 4, 1.9 with 8, 1.5 with 16; 32 trees
@@ -563,14 +562,7 @@ class GpuCchEngine final : public ShortestPathEngine {
       GPU_ROUTING_CUDA_CHECK(cudaEventSynchronize(staging_done_[p % 2]));
       if (p + 1 < parts) enqueue(p + 1);
       const std::size_t begin = p * part, cells = std::min(part, count - begin);
-      const double* from = staging_[p % 2].data();
-      constexpr std::size_t kPiece = kCopyOutPiece / sizeof(double);
-      const auto pieces = static_cast<std::int64_t>((cells + kPiece - 1) / kPiece);
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (std::int64_t k = 0; k < pieces; ++k) {
-        const std::size_t at = static_cast<std::size_t>(k) * kPiece;
-        std::memcpy(host + begin + at, from + at, std::min(kPiece, cells - at) * sizeof(double));
-      }
+      parallel_copy(host + begin, staging_[p % 2].data(), cells * sizeof(double), threads);
     }
   }
 
@@ -696,12 +688,10 @@ class GpuCchEngine final : public ShortestPathEngine {
     if (static_cast<int>(upward_.size()) < threads)
       upward_.resize(static_cast<std::size_t>(threads));
     if (static_cast<int>(reached_.size()) < count) reached_.resize(static_cast<std::size_t>(count));
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
-    for (int j = 0; j < count; ++j) {
-      const int thread = omp_get_thread_num();
+    parallel_for_each(count, threads, [&](int j, int thread) {
       cch.upward_search(sources[j], reached_[static_cast<std::size_t>(j)],
                         upward_[static_cast<std::size_t>(thread)]);
-    }
+    });
     seed_slots_.clear();
     seed_values_.clear();
     for (int j = 0; j < count; ++j) {
@@ -997,8 +987,7 @@ const std::vector<EngineInfo>& cch_engines() {
       {"cch", Device::kGpu, true, true, false,
        "the road index on the GPU: PHAST sweeps of the customizable contraction hierarchy, "
        "up to 256 sources a sweep: the top separators level by level, the small subtrees below "
-       "them "
-       "in one launch (the hierarchy made on the host, kept with a kept graph)",
+       "them in one launch (the hierarchy made on the host, kept with a kept graph)",
        [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<ShortestPathEngine> {
          return std::make_unique<GpuCchEngine>(g, o);
        },

@@ -1,8 +1,11 @@
 #include "base/parallel.hpp"
 
+#include "base/parallel_for.hpp"
+
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstring>
 
 #ifdef _OPENMP
@@ -53,6 +56,20 @@ void prepare_worker_threads(int threads) {
 #else
   (void)threads;
 #endif
+}
+
+void parallel_copy(void* to, const void* from, std::size_t bytes, int threads) {
+  constexpr std::size_t kPiece = std::size_t{256} << 10;
+  if (bytes < 2 * kPiece || threads <= 1) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  const auto pieces = static_cast<int>((bytes + kPiece - 1) / kPiece);
+  parallel_for_each(pieces, threads, [&](int k, int) {
+    const std::size_t at = static_cast<std::size_t>(k) * kPiece;
+    std::memcpy(static_cast<char*>(to) + at, static_cast<const char*>(from) + at,
+                std::min(kPiece, bytes - at));
+  });
 }
 
 }  // namespace gpu_routing

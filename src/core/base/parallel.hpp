@@ -3,6 +3,8 @@
 // and the workers inherit that mask; signals keep reaching the backend's main thread.
 #pragma once
 
+#include <cstddef>
+
 namespace gpu_routing {
 
 // Threads to use for `requested` (0 = every core).
@@ -14,6 +16,11 @@ int resolve_thread_count(int requested);
 constexpr int threads_leaving_a_writer_core(int cores) {
   return cores >= 8 ? cores - 1 : cores;
 }
+
+// memcpy of `bytes` on `threads` threads, in pieces of 256 kB (one memcpy under two pieces): for
+// results of megabytes crossing into memory whose pages are touched for the first time, where
+// page faults bound one thread. The copies are the pool's only work (no PostgreSQL call).
+void parallel_copy(void* to, const void* from, std::size_t bytes, int threads);
 
 // Starts (or grows) the OpenMP pool to `threads` with signals blocked in the new workers.
 // Call on the backend's main thread before a parallel region. Cheap when the pool exists.

@@ -1,5 +1,5 @@
-// A parallel loop for the CPU engines (host code compiled with OpenMP only: the CUDA files include
-// parallel.hpp, not this).
+// A parallel loop for host code compiled with OpenMP: the CPU engines, and the CUDA files' host
+// code (nvcc passes -fopenmp to the host compiler).
 #pragma once
 
 #include <exception>
