@@ -187,10 +187,6 @@ void put_batch(ResultStore* result, const CallArguments& args, const ResultBatch
     // fresh pages for each (New York, 64 trees: 135 MB of costs).
     const std::size_t width = batch.array_width;
     const Size data_bytes = width * sizeof(double);
-    if (!AllocSizeIsValid(ARR_OVERHEAD_NONULLS(1) + data_bytes + HEAPTUPLESIZE + 64))
-      ereport(ERROR,
-              (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-               errmsg("a cost array of %zu targets exceeds PostgreSQL's 1 GB limit", width)));
     if (rows == 0) return;
     int64* start_vid = nullptr;
     double* costs = nullptr;

@@ -419,6 +419,9 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
   const Size id_offset = att_align_nominal(0, id->attalign);
   const Size array_offset = att_align_nominal(id_offset + sizeof(int64), array->attalign);
   const Size length = hoff + array_offset + array_bytes;
+  if (!AllocSizeIsValid(HEAPTUPLESIZE + length))
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("a cost array of %zu targets exceeds PostgreSQL's 1 GB limit", width)));
   auto* tuple = static_cast<HeapTuple>(palloc(HEAPTUPLESIZE + length));
   memset(tuple, 0, HEAPTUPLESIZE + hoff + array_offset + ARR_OVERHEAD_NONULLS(1));
   tuple->t_len = static_cast<uint32>(length);

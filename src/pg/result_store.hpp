@@ -50,7 +50,8 @@ ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool ran
 // A (bigint, float8[]) row whose array holds `width` costs, for the caller to fill and append
 // with tuplestore_puttuple() as often as it likes: *start_vid and *costs point into the tuple.
 // Formed without copying or zeroing the costs (a New York row is 2 MB). Freed with
-// heap_freetuple().
+// heap_freetuple(). A row over PostgreSQL's 1 GB allocation limit is refused
+// (ERRCODE_PROGRAM_LIMIT_EXCEEDED).
 HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int64** start_vid,
                               double** costs);
 
