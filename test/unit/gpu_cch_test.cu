@@ -51,22 +51,6 @@ Rows run(ShortestPathEngine& engine, const Graph& g, const std::vector<VertexInd
   return rows;
 }
 
-// The targets' columns of every source's row: one solve with compact targets, every cell
-// poisoned first.
-std::vector<double> run_compact(ShortestPathEngine& engine, const std::vector<VertexIndex>& sources,
-                                const std::vector<VertexIndex>& targets) {
-  std::vector<double> compact(sources.size() * targets.size(), -1.0);
-  SolveRequest request;
-  request.sources = sources.data();
-  request.source_count = static_cast<int>(sources.size());
-  request.targets = targets.data();
-  request.target_count = static_cast<int>(targets.size());
-  request.compact_targets = true;
-  request.distances = compact.data();
-  engine.solve(request);
-  return compact;
-}
-
 std::vector<VertexIndex> spread_sources(VertexIndex n, int wanted) {
   std::vector<VertexIndex> sources;
   for (int i = 0; i < wanted && n > 0; ++i)
@@ -221,7 +205,7 @@ TEST(GpuCch, SharedIndexCompactRowsAndOwnPaths) {
   std::vector<VertexIndex> targets = spread_sources(n, 300);
   targets.push_back(n - 1);
   ASSERT_TRUE(engine->supports_compact_targets());
-  const std::vector<double> compact = run_compact(*engine, sources, targets);
+  const std::vector<double> compact = testing::solve_compact(*engine, sources, targets);
   for (std::size_t i = 0; i < sources.size(); ++i)
     for (std::size_t j = 0; j < targets.size(); ++j)
       ASSERT_EQ(
@@ -373,7 +357,7 @@ TEST(GpuCch, WideSweepsAndStagedRowsEqualTheCpu) {
     Rows got = run(*engine, g, sources, 600, false);
     for (std::size_t i = 0; i < sources.size() * n; ++i)
       ASSERT_EQ(got.distances[i], want.distances[i]) << "width " << mode.width << " cell " << i;
-    const std::vector<double> compact = run_compact(*engine, sources, targets);
+    const std::vector<double> compact = testing::solve_compact(*engine, sources, targets);
     for (std::size_t i = 0; i < sources.size(); ++i)
       for (std::size_t j = 0; j < targets.size(); ++j)
         ASSERT_EQ(compact[i * targets.size() + j],

@@ -373,15 +373,7 @@ TEST(NearFar, ManySourcesSplitOverSeveralEngines) {
     // Compact target columns, split the same way.
     const std::vector<VertexIndex> sources = some_sources(g, seed + 1, 7);
     const std::vector<VertexIndex> targets = some_sources(g, seed + 2, 5);
-    std::vector<double> compact(sources.size() * targets.size(), -1.0);
-    SolveRequest request;
-    request.sources = sources.data();
-    request.source_count = static_cast<int>(sources.size());
-    request.targets = targets.data();
-    request.target_count = static_cast<int>(targets.size());
-    request.compact_targets = true;
-    request.distances = compact.data();
-    engine->solve(request);
+    const std::vector<double> compact = testing::solve_compact(*engine, sources, targets);
     for (std::size_t i = 0; i < sources.size(); ++i) {
       const std::vector<double> want = reference_dijkstra(g.forward, sources[i]);
       for (std::size_t j = 0; j < targets.size(); ++j)

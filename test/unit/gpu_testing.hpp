@@ -36,4 +36,21 @@ inline ::testing::AssertionResult solve_is_out_of_memory(ShortestPathEngine& eng
   return ::testing::AssertionFailure() << "the solve was accepted";
 }
 
+// The targets' columns of every source's row: one solve with compact targets, every cell
+// poisoned (-1) first.
+inline std::vector<double> solve_compact(ShortestPathEngine& engine,
+                                         const std::vector<VertexIndex>& sources,
+                                         const std::vector<VertexIndex>& targets) {
+  std::vector<double> compact(sources.size() * targets.size(), -1.0);
+  SolveRequest request;
+  request.sources = sources.data();
+  request.source_count = static_cast<int>(sources.size());
+  request.targets = targets.data();
+  request.target_count = static_cast<int>(targets.size());
+  request.compact_targets = true;
+  request.distances = compact.data();
+  engine.solve(request);
+  return compact;
+}
+
 }  // namespace gpu_routing::testing
