@@ -169,6 +169,17 @@ matches() {
     exit(m_(0, 0) ? 0 : 1)' "$1" "$2"
 }
 
+# compare_to_doc WHERE BLOCKFILE DOCUMENTED ACTUAL DIFFFILE: ACTUAL's output against the
+# documented one (both normalized); a difference fails the block with the diff in DIFFFILE.
+compare_to_doc() {
+  normalize "$3" >"$3.n"
+  normalize "$4" >"$4.n"
+  if ! matches "$3.n" "$4.n"; then
+    diff -u "$3.n" "$4.n" | tail -n +3 >"$5" || true
+    fail_block "$1" "$2" "the output differs from the documented one (- documented, + actual)" "$5"
+  fi
+}
+
 # marker BLOCKBASE: prints "compare", "no-compare" or "skip" for the block's docs-test marker,
 # logging its reason; a marker of another kind, or without a reason, fails the block.
 marker() {
@@ -221,12 +232,7 @@ for page in "${pages[@]}"; do
     fi
     if [ -e "$base.expected" ] && [ "$how" = compare ]; then
       sql_compared=$((sql_compared + 1))
-      normalize "$base.expected" >"$base.expected.n"
-      normalize "$base.out" >"$base.out.n"
-      if ! matches "$base.expected.n" "$base.out.n"; then
-        diff -u "$base.expected.n" "$base.out.n" | tail -n +3 >"$base.diff" || true
-        fail_block "$where" "$block" "the output differs from the documented one (- documented, + actual)" "$base.diff"
-      fi
+      compare_to_doc "$where" "$block" "$base.expected" "$base.out" "$base.diff"
     fi
   done
   sql_total=$((sql_total + sql_blocks)); sql_compared_total=$((sql_compared_total + sql_compared))
@@ -281,12 +287,7 @@ for page in "${pages[@]}"; do
         fi
         if [ -s "$base.doc.$i" ] && [ "$how" = compare ]; then
           compared=$((compared + 1))
-          normalize "$base.doc.$i" >"$base.doc.$i.n"
-          normalize "$base.got.$i" >"$base.got.$i.n"
-          if ! matches "$base.doc.$i.n" "$base.got.$i.n"; then
-            diff -u "$base.doc.$i.n" "$base.got.$i.n" | tail -n +3 >"$base.diff.$i" || true
-            fail_block "$where" "$base.cmd.$i" "the output differs from the documented one (- documented, + actual)" "$base.diff.$i"
-          fi
+          compare_to_doc "$where" "$base.cmd.$i" "$base.doc.$i" "$base.got.$i" "$base.diff.$i"
         fi
       done
     done
