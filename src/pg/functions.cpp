@@ -24,6 +24,7 @@
 #include "postgres_headers.hpp"
 #include "owned.hpp"
 #include "result_store.hpp"
+#include "retained_memory.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -567,6 +568,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   g_last_run.valid = false;
   progress_begin(args->function);                // phase "reading"; an error clears it at abort
   const Settings settings = current_settings();  // read once for the whole call
+  retain_freed_memory();
 
   CallInputs in;
   read_call_inputs(args, settings, &in);

@@ -6,6 +6,7 @@
 #include "guard.hpp"
 #include "kept/kept_graphs.hpp"
 #include "progress.hpp"
+#include "retained_memory.hpp"
 #include "service.hpp"
 #include "settings.hpp"
 
@@ -216,6 +217,7 @@ Settings current_settings() {
 
 void _PG_init(void) {
   gpu_routing::pg::define_settings();
+  gpu_routing::pg::define_retained_memory_setting();
   gpu_routing::pg::kept_graphs_init();
   gpu_routing::pg::progress_init();
   gpu_routing::pg::service_init();

@@ -2,6 +2,7 @@
 // Core's plain C++ goes before the PostgreSQL headers result_store.hpp brings in.
 #include "base/common.hpp"
 #include "result_store.hpp"
+#include "retained_memory.hpp"
 
 #include <sys/mman.h>
 
@@ -46,7 +47,8 @@ struct ArenaBlock {
   std::size_t live_chunks;
   char* free_ptr;  // where the next chunk starts (regular blocks)
   char* end;
-  bool large;  // holds one chunk of its own
+  bool large;      // holds one chunk of its own
+  bool populated;  // mapped populated (may be kept between calls)
 };
 
 // Directly before every chunk. PostgreSQL 15 finds a chunk's context in the 8 bytes before it.
@@ -126,17 +128,57 @@ void* map_on_huge_pages(std::size_t bytes) {
   return start;
 }
 
-// One first-size block kept between calls by this process: a call of a few rows (a path on a
-// city) otherwise mapped, populated and unmapped 64 kB of fresh pages, 12% of the backend's time
-// in a pgbench of paths on Rome's road index (the 2-core development machine).
-ArenaBlock* g_spare_block = nullptr;
+// Populated blocks kept by this process between calls, up to gpu_routing.retained_memory
+// together (and one first-size block always): a call of a few rows (a path on a city) otherwise
+// mapped, populated and unmapped 64 kB of fresh pages, 12% of the backend's time in a pgbench of
+// paths on Rome's road index, and a New York tree as an array populated two 2 MB huge pages a
+// call (the 2-core development machine). Unpopulated blocks (large chunks under 2 MB, which
+// repalloc grows by mremap) are not kept.
+constexpr int kMostKeptBlocks = 64;
+struct KeptBlock {
+  void* memory;
+  std::size_t bytes;
+};
+KeptBlock g_kept_blocks[kMostKeptBlocks];
+int g_kept_count = 0;
+std::size_t g_kept_bytes = 0;
+
+// The smallest kept block of at least `bytes` and at most an eighth more, or nullptr. (A large
+// chunk's space is its block's: a much larger block would count against work_mem as such.)
+void* take_kept_block(std::size_t bytes, std::size_t* mapped_bytes) {
+  int best = -1;
+  for (int i = 0; i < g_kept_count; ++i) {
+    const std::size_t size = g_kept_blocks[i].bytes;
+    if (size >= bytes && size - bytes <= bytes / 8 &&
+        (best < 0 || size < g_kept_blocks[best].bytes))
+      best = i;
+  }
+  if (best < 0) return nullptr;
+  void* memory = g_kept_blocks[best].memory;
+  *mapped_bytes = g_kept_blocks[best].bytes;
+  g_kept_bytes -= *mapped_bytes;
+  g_kept_blocks[best] = g_kept_blocks[--g_kept_count];
+  return memory;
+}
+
+// Keeps a freed populated block where the setting leaves room; false: unmap it.
+bool keep_block(void* memory, std::size_t bytes) {
+  const std::size_t room = std::max(kFirstBlockBytes, retained_memory_bytes());
+  // A lowered setting: the oldest kept blocks go first.
+  while (g_kept_count > 0 && g_kept_bytes > room) {
+    munmap(g_kept_blocks[0].memory, g_kept_blocks[0].bytes);
+    g_kept_bytes -= g_kept_blocks[0].bytes;
+    g_kept_blocks[0] = g_kept_blocks[--g_kept_count];
+  }
+  if (g_kept_count == kMostKeptBlocks || g_kept_bytes + bytes > room) return false;
+  g_kept_blocks[g_kept_count++] = {memory, bytes};
+  g_kept_bytes += bytes;
+  return true;
+}
 
 ArenaBlock* map_block(std::size_t bytes, bool populate) {
-  void* memory;
-  if (populate && bytes == kFirstBlockBytes && g_spare_block != nullptr) {
-    memory = g_spare_block;
-    g_spare_block = nullptr;
-  } else {
+  void* memory = populate ? take_kept_block(bytes, &bytes) : nullptr;
+  if (memory == nullptr) {
     memory = populate && bytes >= kHugePageBytes
                  ? map_on_huge_pages(bytes)
                  : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -149,16 +191,14 @@ ArenaBlock* map_block(std::size_t bytes, bool populate) {
   block->free_ptr = first_chunk(block);
   block->end = static_cast<char*>(memory) + bytes;
   block->large = false;
+  block->populated = populate;
   return block;
 }
 
 void unmap_block(ArenaContext* arena, ArenaBlock* block) {
   if (arena->current == block) arena->current = nullptr;
   unlink_block(arena, block);
-  if (!block->large && block->mapped_bytes == kFirstBlockBytes && g_spare_block == nullptr) {
-    g_spare_block = block;
-    return;
-  }
+  if (block->populated && keep_block(block, block->mapped_bytes)) return;
   munmap(block, block->mapped_bytes);
 }
 

@@ -27,3 +27,36 @@ WHERE a.agg_cost <> b.agg_cost;
 RESET gpu_routing.apsp_algorithm;
 RESET gpu_routing.threads;
 RESET gpu_routing.device;
+-- gpu_routing.retained_memory: freed memory a routing session keeps for its next call.
+SHOW gpu_routing.retained_memory;
+SET gpu_routing.retained_memory = -1;
+SET gpu_routing.retained_memory = '2GB';
+-- Rows of 2.4 MB (a chain of 300,001 vertices, one tree as an array) come from kept blocks and
+-- the kept heap, whatever was there before, under every setting: each call's row is whole.
+CREATE TEMP TABLE chain AS SELECT id, id AS source, id + 1 AS target, 1.0::float8 AS cost
+  FROM generate_series(1, 300000) id;
+CREATE FUNCTION pg_temp.tree_check(start bigint) RETURNS TABLE (reached bigint, unreached bigint, total float8) AS $$
+  SELECT count(*) FILTER (WHERE c <> 'Infinity'), count(*) FILTER (WHERE c = 'Infinity'),
+         sum(c) FILTER (WHERE c <> 'Infinity')
+  FROM gpu_apsp_array('SELECT id, source, target, cost FROM chain', ARRAY[start]) a, unnest(a.agg_costs) c
+$$ LANGUAGE sql;
+CREATE TEMP TABLE tree_checks (setting text, start bigint, ok boolean);
+DO $$
+DECLARE
+  setting text;
+  start bigint;
+  got record;
+BEGIN
+  FOREACH setting IN ARRAY ARRAY['64MB', '64MB', '0', '0', '1MB', '256MB', '64MB'] LOOP
+    PERFORM set_config('gpu_routing.retained_memory', setting, false);
+    FOREACH start IN ARRAY ARRAY[1, 150000, 300001] LOOP
+      SELECT * INTO got FROM pg_temp.tree_check(start);
+      INSERT INTO tree_checks VALUES (setting, start,
+        got.reached = 300002 - start AND got.unreached = start - 1
+        AND got.total = (SELECT sum(i) FROM generate_series(0, 300001 - start) i));
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT count(*) AS calls, count(*) FILTER (WHERE ok) AS whole_rows FROM tree_checks;
+RESET gpu_routing.retained_memory;
+SHOW gpu_routing.retained_memory;
