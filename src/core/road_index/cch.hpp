@@ -165,6 +165,9 @@ class Cch {
   // kInfinity where unreachable) with one upward walk, whatever the number of targets.
   void fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
                     CchWorkspace& workspace) const;
+  // The same on `threads` threads, workspaces[k] for thread k (one walk per target each).
+  void fill_buckets(const VertexIndex* targets, int target_count, CchBuckets& buckets,
+                    CchWorkspace* const* workspaces, int threads) const;
   void row_from_buckets(VertexIndex s, const CchBuckets& buckets, double* row,
                         CchWorkspace& workspace) const;
 
