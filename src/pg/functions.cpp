@@ -192,6 +192,31 @@ void put_batch(ResultStore* result, const CallArguments& args, const ResultBatch
     int64* start_vid = nullptr;
     double* costs = nullptr;
     HeapTuple tuple = make_cost_array_row(result, width, &start_vid, &costs);
+    if (batch.array_row_prefix != 0) {
+      // The engine wrote each row after room for its tuple's header (CallOptions::
+      // cost_array_row_prefix): the header goes there and the tuplestore copies the tuple from
+      // where it lies, the costs' only copy.
+      char* const header = reinterpret_cast<char*>(tuple->t_data);
+      const std::size_t prefix = static_cast<std::size_t>(reinterpret_cast<char*>(costs) - header);
+      if (prefix != batch.array_row_prefix * sizeof(double))
+        elog(ERROR, "gpu_routing: a cost array row's header is not the size its room was made for");
+      const std::size_t id_offset =
+          static_cast<std::size_t>(reinterpret_cast<char*>(start_vid) - header);
+      // The batch's buffer is the backend's own now (handed over by next_batch); only the room
+      // before each row is written.
+      char* slot = reinterpret_cast<char*>(const_cast<double*>(batch.array_costs.data()));
+      const std::size_t stride = prefix + data_bytes;
+      HeapTupleData view = *tuple;
+      for (std::size_t r = 0; r < rows; ++r, slot += stride) {
+        memcpy(slot, header, prefix);
+        memcpy(slot + id_offset, &batch.start_vid[r], sizeof(int64));
+        view.t_data = reinterpret_cast<HeapTupleHeader>(slot);
+        tuplestore_puttuple(result->store, &view);
+        CHECK_FOR_INTERRUPTS();
+      }
+      heap_freetuple(tuple);
+      return;
+    }
     for (std::size_t r = 0; r < rows; ++r) {
       *start_vid = batch.start_vid[r];
       memcpy(costs, batch.array_costs.data() + r * width, data_bytes);
@@ -425,6 +450,7 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
   options.directed = args.directed;
   options.many_source = args.many_source;
   options.cost_arrays = args.cost_arrays;
+  if (args.cost_arrays) options.cost_array_row_prefix = cost_array_row_prefix();
   options.index_paths_hierarchy = settings.index_paths_hierarchy;
   options.service_distance = args.distance;
   options.equicost = args.equicost;

@@ -494,6 +494,13 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
   return tuple;
 }
 
+std::size_t cost_array_row_prefix() {
+  const Size hoff = MAXALIGN(offsetof(HeapTupleHeaderData, t_bits));
+  const Size id_offset = att_align_nominal(0, TYPALIGN_DOUBLE);
+  const Size array_offset = att_align_nominal(id_offset + sizeof(int64), TYPALIGN_DOUBLE);
+  return hoff + array_offset + ARR_OVERHEAD_NONULLS(1);
+}
+
 ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes) {
   check_result_context(fcinfo);
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);

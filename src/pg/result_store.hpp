@@ -54,6 +54,9 @@ ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool ran
 // (ERRCODE_PROGRAM_LIMIT_EXCEEDED).
 HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int64** start_vid,
                               double** costs);
+// The bytes of such a row before its costs (its header, the bigint and the array's header): a
+// multiple of 8, the same for every width.
+std::size_t cost_array_row_prefix();
 
 // Appends one row: values and nulls hold one entry per column.
 inline void put_result_row(ResultStore* result, const Datum* values, const bool* nulls) {

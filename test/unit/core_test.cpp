@@ -409,6 +409,68 @@ TEST(CpuEngines, RoadIndexCompactRowsMatchTheReference) {
   }
 }
 
+// Rows apart by more than their width (room for a tuple's header before each, as a cost array
+// call leaves): the road index writes each row, full or compact, where the stride puts it, equal
+// to the reference, and leaves the room between rows as it was.
+TEST(CpuEngines, RoadIndexRowsLandAtTheirStride) {
+  const EngineInfo* info = find_engine("cch", Device::kCpu);
+  ASSERT_NE(info, nullptr);
+  ASSERT_TRUE(info->create(build_graph(testing::grid_edges(3, 3, 5, 1).view(), true), {})
+                  ->supports_row_stride());
+  constexpr std::size_t kRoom = 7;
+  constexpr double kUntouched = -12345.0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 60 + static_cast<int>(seed * 31 % 200);
+    spec.edges = spec.vertices * 3;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+    std::vector<VertexIndex> sources;
+    for (VertexIndex s = 0; s < g.vertex_count(); s += 1 + g.vertex_count() / 40)
+      sources.push_back(s);
+    for (const int threads : {1, 2}) {
+      EngineOptions options;
+      options.threads = threads;
+      auto engine = info->create(g, options);
+      for (const int target_count : {0, 3, 50}) {  // 0: full rows
+        std::vector<VertexIndex> targets;
+        for (int k = 0; k < target_count; ++k)
+          targets.push_back(static_cast<VertexIndex>((k * 37 + static_cast<int>(seed)) % n));
+        const std::size_t width = target_count > 0 ? targets.size() : n;
+        const std::size_t stride = kRoom + width;
+        std::vector<double> rows(sources.size() * stride, kUntouched);
+        SolveRequest request;
+        request.sources = sources.data();
+        request.source_count = static_cast<int>(sources.size());
+        if (target_count > 0) {
+          request.targets = targets.data();
+          request.target_count = target_count;
+          request.compact_targets = true;
+        }
+        request.distances = rows.data() + kRoom;
+        request.row_stride = stride;
+        engine->solve(request);
+        for (std::size_t i = 0; i < sources.size(); ++i) {
+          const auto want = reference_dijkstra(g.forward, sources[i]);
+          const double* room = rows.data() + i * stride;
+          for (std::size_t k = 0; k < kRoom; ++k)
+            ASSERT_EQ(room[k], kUntouched) << testing::describe(spec, seed) << " row " << i;
+          for (std::size_t k = 0; k < width; ++k) {
+            const auto column = static_cast<std::size_t>(target_count > 0 ? targets[k] : k);
+            if (spec.integer_weights || want[column] == kInfinity)
+              ASSERT_EQ(room[kRoom + k], want[column])
+                  << testing::describe(spec, seed) << " source " << sources[i] << " column " << k;
+            else
+              ASSERT_NEAR(room[kRoom + k], want[column], 1e-9 * std::max(1.0, want[column]));
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CpuEngines, CancelStopsAComputation) {
   EdgeTable t = testing::grid_edges(200, 200, 10, 3);
   Graph g = build_graph(t.view(), true);

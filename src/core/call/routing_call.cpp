@@ -51,6 +51,7 @@ void ResultBatch::clear() {
   agg_cost.clear();
   has_predecessor.clear();
   array_width = 0;  // array_costs keeps its size and pages: the next batch reuses them
+  array_row_prefix = 0;
 }
 
 std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets) {
@@ -283,7 +284,7 @@ void RoutingCall::prepare() {
   batch_size_ = static_cast<int>(std::max<std::size_t>(
       1, std::min({static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size())),
                    batch_cap, source_indices_.size()})));
-  distances_.resize(static_cast<std::size_t>(batch_size_) * row_width_);
+  row_stride_ = row_width_;
   // One source's cells or few paths on the CPU's road index (microseconds): on the calling
   // thread. Handing such a call to the batch thread and back (two thread wake-ups) cost more than
   // the query itself (New York, 2-core machine: a quarter of a one-pair call). Anything longer
@@ -316,7 +317,16 @@ void RoutingCall::prepare() {
     array_slots_identity_ = array_slots_.size() == row_width_;
     for (std::size_t c = 0; array_slots_identity_ && c < array_slots_.size(); ++c)
       array_slots_identity_ = array_slots_[c] == static_cast<std::int64_t>(c);
+    // The engine writes each array where the backend sends it from: room for the tuple's header
+    // before each row. Otherwise each row was copied into a formed tuple, then by the tuplestore
+    // (New York, 64 trees as arrays: 135 MB twice over; memory bandwidth on one core).
+    if (array_slots_identity_ && options_.cost_array_row_prefix % sizeof(double) == 0 &&
+        engine_->supports_row_stride()) {
+      row_prefix_ = options_.cost_array_row_prefix / sizeof(double);
+      row_stride_ = row_prefix_ + row_width_;
+    }
   }
+  distances_.resize(distance_cells());
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
 }
 
@@ -408,7 +418,8 @@ void RoutingCall::solve_batch(std::size_t first, int count) {
   SolveRequest request;
   request.sources = source_indices_.data() + first;
   request.source_count = count;
-  request.distances = distances_.data();
+  request.distances = distances_.data() + row_prefix_;
+  if (row_stride_ != row_width_) request.row_stride = row_stride_;
   if (kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany) {
     request.predecessor_arcs = predecessors_.data();
   } else if (!all_targets_) {
@@ -965,8 +976,8 @@ void RoutingCall::emit_cost_arrays(std::size_t first, int count, ResultBatch& ba
     // (both were sized for a whole batch before, so neither allocates nor faults pages again).
     // Copying them cost as much as the rest of writing the rows (New York, 64 trees: 135 MB).
     std::swap(batch.array_costs, distances_);
-    if (distances_.size() < static_cast<std::size_t>(batch_size_) * row_width_)
-      distances_.resize(static_cast<std::size_t>(batch_size_) * row_width_);
+    batch.array_row_prefix = row_prefix_;
+    if (distances_.size() < distance_cells()) distances_.resize(distance_cells());
     return;
   }
   if (batch.array_costs.size() < cells) batch.array_costs.resize(cells);

@@ -56,6 +56,10 @@ struct CallOptions {
   // kCostMatrix / kAllPairs: one row per source holding its costs to every column (the targets in
   // the order given, or every vertex by ascending id) instead of one row per pair.
   bool cost_arrays = false;
+  // With cost_arrays: the bytes (a multiple of 8) its sender puts before each array's costs (a
+  // tuple's header). Where the engine's rows are the arrays and it takes a row stride, that much
+  // room is left before each row, so each array is written where it is sent from. 0: no room.
+  std::size_t cost_array_row_prefix = 0;
   // kPaths on an engine with its own path search (the road index): its pick where shortest paths
   // tie, one query per pair, instead of a tree and the common predecessor rule.
   bool index_paths_hierarchy = false;
@@ -86,6 +90,10 @@ struct ResultBatch {
   // buffer itself is handed over, not copied: a call's rows rotate through three buffers.
   RowBuffer<double> array_costs;
   std::size_t array_width = 0;
+  // Where CallOptions::cost_array_row_prefix left room: row r's costs start at
+  // array_costs.data() + array_row_prefix + r * (array_row_prefix + array_width), and the
+  // array_row_prefix doubles before them are the sender's to fill. 0: rows packed.
+  std::size_t array_row_prefix = 0;
   std::size_t rows() const { return array_width != 0 ? start_vid.size() : agg_cost.size(); }
   void clear();
 };
@@ -249,7 +257,12 @@ class RoutingCall {
       array_slots_;                    // per column, its place in a row of distances_ (-1: none)
   bool array_slots_identity_ = false;  // array_slots_ is 0, 1, ..., row_width_ - 1
   std::size_t row_width_ = 0;          // entries per row of distances_
-  std::size_t prepared_bytes_ = 0;     // what prepare() counted against max_memory
+  // Doubles left before each row of distances_ (CallOptions::cost_array_row_prefix), and the
+  // rows' distance apart: row_width_ plus that.
+  std::size_t row_prefix_ = 0;
+  std::size_t row_stride_ = 0;
+  std::size_t distance_cells() const { return static_cast<std::size_t>(batch_size_) * row_stride_; }
+  std::size_t prepared_bytes_ = 0;  // what prepare() counted against max_memory
   // kServiceArea: the starts' ids as given (source_indices_ holds their vertices, kNoVertex for an
   // id not in the graph), and the search.
   std::vector<std::int64_t> start_ids_;

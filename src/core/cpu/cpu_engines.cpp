@@ -89,6 +89,7 @@ class CpuCchEngine final : public ShortestPathEngine {
   Device device() const override { return Device::kCpu; }
   int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
   bool supports_compact_targets() const override { return true; }
+  bool supports_row_stride() const override { return true; }
   void rebind(const EngineOptions& options) override {
     ShortestPathEngine::rebind(options);
     if (options.road_index != nullptr) options_.road_index = options.road_index;
@@ -165,7 +166,8 @@ class CpuCchEngine final : public ShortestPathEngine {
     parallel_for_each(request.source_count, workers, [&](int i, int thread) {
       options_.cancel.throw_if_requested();
       CchWorkspace& workspace = *workspaces_[static_cast<std::size_t>(thread)];
-      double* row = request.distances + static_cast<std::size_t>(i) * width;
+      double* row = request.distances + static_cast<std::size_t>(i) *
+                                            (request.row_stride != 0 ? request.row_stride : width);
       const VertexIndex source = request.sources[i];
       if (one_pair) {
         row[0] = cch.distance(source, request.targets[0], workspace);

@@ -66,6 +66,11 @@ struct SolveRequest {
   // Paths read from the predecessors equal trace_path's on the rows, and a GPU engine moves 4
   // bytes a vertex to the host instead of 8.
   bool own_target_distances = false;
+  // Row i of distances starts at distances + i * row_stride (in doubles; 0: rows are packed,
+  // their width apart). Set only for an engine whose supports_row_stride() is true: the caller
+  // leaves room before each row for what it sends the row in (a PostgreSQL tuple's header, so a
+  // cost array is written where the tuplestore copies it from, not copied into a tuple first).
+  std::size_t row_stride = 0;
 };
 
 // What an engine reports about a run, for gpu_routing_last_run().
@@ -106,6 +111,9 @@ class ShortestPathEngine {
   virtual int preferred_batch_size() const { return 1; }
   // Whether solve() honours SolveRequest::compact_targets.
   virtual bool supports_compact_targets() const { return false; }
+  // Whether solve() honours SolveRequest::row_stride for distances (rows apart by more than their
+  // width). Never asked together with predecessor_arcs or own_target_distances.
+  virtual bool supports_row_stride() const { return false; }
   // Whether solve() takes own_target_distances (see SolveRequest).
   virtual bool supports_paths_without_rows() const { return false; }
   // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/parallel.hpp"
+#include "base/parallel_for.hpp"
 
 namespace gpu_routing::service {
 
@@ -29,6 +30,23 @@ void copy_out(void* to, const char* from, std::size_t bytes) {
     std::memcpy(to, from, bytes);
   else
     parallel_copy(to, from, bytes, resolve_thread_count(0));
+}
+
+// `rows` rows of `width` doubles, packed in the exchange segment, to rows `stride` doubles apart
+// (0: packed too), on every core from 8 MB on.
+void copy_rows_out(double* to, std::size_t stride, const char* from, std::size_t width,
+                   std::size_t rows) {
+  if (stride == 0 || stride == width) {
+    copy_out(to, from, rows * width * sizeof(double));
+    return;
+  }
+  const auto* packed = reinterpret_cast<const double*>(from);
+  const std::size_t row_bytes = width * sizeof(double);
+  const int threads = rows * row_bytes < (std::size_t{8} << 20) ? 1 : resolve_thread_count(0);
+  parallel_for_each(static_cast<int>(rows), threads, [&](int r, int) {
+    std::memcpy(to + static_cast<std::size_t>(r) * stride,
+                packed + static_cast<std::size_t>(r) * width, row_bytes);
+  });
 }
 
 }  // namespace
@@ -429,7 +447,8 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
       }
     }
   } else {
-    copy_out(request.distances, base + distances_offset, distance_bytes);
+    copy_rows_out(request.distances, request.row_stride, base + distances_offset, row_width,
+                  sources);
     if (request.predecessor_arcs != nullptr)
       copy_out(request.predecessor_arcs, base + predecessors_offset, predecessor_bytes);
   }

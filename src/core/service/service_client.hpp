@@ -128,6 +128,7 @@ class ServiceEngine final : public ShortestPathEngine {
   int preferred_batch_size() const override;
   // The service makes compact rows from full ones for engines that cannot.
   bool supports_compact_targets() const override { return true; }
+  bool supports_row_stride() const override { return true; }
   void solve(const SolveRequest& request) override;
   // The paths from `source` to each of `targets` (distinct), traced by the service next to the
   // row it computed, by trace_path's rule: only the paths cross to this process, not the row
