@@ -56,6 +56,11 @@ TreeSplit split_elimination_tree(const VertexIndex* parent, std::size_t n, std::
     const auto [work_here, root] = open.front();
     const auto r = static_cast<std::size_t>(root);
     if (child_first[r] == child_first[r + 1]) break;  // a single rank: nothing to open
+    // Every later split takes at least its top's work plus the mean of the rest (the busiest
+    // thread has at least the mean), which grows with the top: none can beat the best any more.
+    // (New York on 16 threads: 1954 ranks opened, the best after 661; on 64, 5519 and 1075, with
+    // 200 ms of dealing.)
+    if (top_work + (split.total_work - top_work) / threads >= best_time) break;
     std::pop_heap(open.begin(), open.end());
     open.pop_back();
     opened.push_back(root);
