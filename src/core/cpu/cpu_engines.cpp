@@ -135,10 +135,13 @@ class CpuCchEngine final : public ShortestPathEngine {
   // all. New York on one core of the 2-core VM: 1.2 ms a tree in lanes of 8, 1.5 in lanes of 4,
   // 3.2 one by one.
   static constexpr int kSweepLanes = 8;
-  // Sweeps go on threads from this much work (the engine's estimate) on: New York's one tree
-  // (264k ranks, 2.6 ms by the estimate) took 3.2 ms on one core of the 2-core VM and 1.7 on
-  // both by the sweep plan.
-  static constexpr double kSweepThreadsFromUs = 2000.0;
+  // Sweeps go on threads from this much estimated work, as bucket rows do; with 8 threads or more
+  // from kManySweepThreadsFromUs, so that one New York tree (264k ranks, 2.6 ms by the estimate,
+  // 3.2 measured on one core of the 2-core VM, 1.7 on its two by the sweep plan) sweeps on all
+  // of them. On 2 cores a parallel region next to other work can wait milliseconds for a core
+  // (Rome's tree: 0.02 ms on one thread, 7.9 on two while another build ran).
+  static constexpr double kSweepThreadsFromUs = 5000.0;
+  static constexpr double kManySweepThreadsFromUs = 2000.0;
 
   void solve_by_buckets(const SolveRequest& request, const Cch& cch) {
     // One source, one target: the point-to-point query walks the same two chains as a bucket
@@ -184,7 +187,8 @@ class CpuCchEngine final : public ShortestPathEngine {
     const int sources = request.source_count;
     const int groups = (sources + kSweepLanes - 1) / kSweepLanes;
     const double work_us = sources * 0.01 * static_cast<double>(n);
-    const int threads = work_us < kSweepThreadsFromUs ? 1 : threads_;
+    const double threads_from = threads_ >= 8 ? kManySweepThreadsFromUs : kSweepThreadsFromUs;
+    const int threads = work_us < threads_from ? 1 : threads_;
     const int alone = threads == 1 ? groups : groups / threads * threads;
     reserve_workspaces(std::max(1, std::min(threads, alone)));
     const bool predecessors = request.predecessor_arcs != nullptr && !compact;
