@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "road_index/cch.hpp"
@@ -1329,6 +1330,45 @@ TEST(CchSweep, SignedZerosAndUnreachableVertices) {
     }
     const std::size_t other = static_cast<std::size_t>(g.vertices.find(5));
     EXPECT_EQ(got[other], kInfinity);  // from vertex index 0 (id 1)
+  }
+}
+
+// One hierarchy, several threads of the process sweeping at once on their own workspaces, each
+// sweep on 2 or 3 threads: the plans are made once each while others wait for them, and every row
+// is one_to_all's. A moved hierarchy keeps its plans and answers the same.
+TEST(CchSweep, ConcurrentSweepsShareThePlans) {
+  EdgeTable t = street_grid(40, 50, 30, 5);
+  Graph g = build_graph(t.view(), true);
+  Cch built(g, cch_order(g));
+  built.customize(g);
+  const auto n = static_cast<std::size_t>(g.vertex_count());
+  std::vector<VertexIndex> sources;
+  for (VertexIndex s = 0; s < 16; ++s) sources.push_back(s * 97 % g.vertex_count());
+  std::vector<double> want(sources.size() * n);
+  CchWorkspace workspace;
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    built.one_to_all(sources[i], want.data() + i * n, workspace);
+  for (int round = 0; round < 2; ++round) {
+    Cch cch = std::move(built);  // the second round: the plans made in the first moved along
+    const Cch& shared = cch;
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> callers;
+    for (int caller = 0; caller < 4; ++caller)
+      callers.emplace_back([&, caller] {
+        CchWorkspace own;
+        std::vector<double> rows(sources.size() * n);
+        std::vector<double*> row_of;
+        for (std::size_t i = 0; i < sources.size(); ++i) row_of.push_back(rows.data() + i * n);
+        Cch::SweepOptions options;
+        options.threads = 2 + caller % 2;
+        for (std::size_t first = 0; first < sources.size(); first += 8)
+          shared.many_to_all(sources.data() + first, 8, row_of.data() + first, own, options);
+        if (!same_bits(rows.data(), want.data(), want.size())) ++wrong;
+      });
+    for (std::thread& caller : callers) caller.join();
+    EXPECT_EQ(wrong.load(), 0) << "round " << round;
+    EXPECT_GT(cch.sweep_split(2).subtrees, 1);
+    built = std::move(cch);
   }
 }
 
