@@ -48,6 +48,7 @@ struct LaneValues {
     }
   }
 };
+
 // PHAST's step at each rank, for kLanes sources: `distance` by rank and lane, [rank * kLanes +
 // lane]; `chain` the sources' upward distances by decreasing rank. A rank starts from its upward
 // distance in each lane (+infinity where the source's walk did not reach it) and takes the
