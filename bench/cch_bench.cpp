@@ -3,7 +3,9 @@
 // against the CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL
 // (issue 12 integrates it as a kept graph's index). Before each row (on stderr): customization on 1
 // and 2 threads, fresh and again, how the 2 threads split the work, and whether the bytes match.
-//   cch_bench [--data DIR] [--queries N] [--reps N]
+// After the table, PHAST sweeps for one and for 64 sources: one_to_all against many_to_all's lanes
+// and parallel sweep plan on --threads threads.
+//   cch_bench [--data DIR] [--queries N] [--reps N] [--threads N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "road_index/cch.hpp"
 #include "graph_generators.hpp"
 #include "cpu/sssp_dijkstra.hpp"
+#include "base/parallel_for.hpp"
 
 using namespace gpu_routing;
 
@@ -111,8 +114,97 @@ void compare_customization_threads(const std::string& name, const Graph& graph,
   }
 }
 
+// PHAST rows (Cch::one_to_all, Cch::many_to_all), printed after the main table: one tree
+// sequential against the parallel sweep, and 64 trees one per thread against lanes of 4 and 8
+// sources per sweep, on `threads` threads and on one. Every row is checked bit for bit against
+// one_to_all's. Medians of `runs`; each tree's buffers (rows, workspaces) are made before timing.
+std::vector<std::string> sweep_rows;
+
+void run_sweeps(const std::string& name, const Cch& cch, int threads, int runs) {
+  const VertexIndex n = cch.vertex_count();
+  const auto width = static_cast<std::size_t>(n);
+  constexpr int kTrees = 64;
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<VertexIndex> pick(0, n - 1);
+  std::vector<VertexIndex> sources;
+  for (int i = 0; i < kTrees; ++i) sources.push_back(pick(rng));
+  std::vector<double> reference(kTrees * width), rows(kTrees * width);
+  std::vector<std::unique_ptr<CchWorkspace>> workspaces;
+  for (int t = 0; t < std::max(threads, 1); ++t)
+    workspaces.push_back(std::make_unique<CchWorkspace>(n));
+  for (int i = 0; i < kTrees; ++i)
+    cch.one_to_all(sources[static_cast<std::size_t>(i)], reference.data() + i * width,
+                   *workspaces[0]);
+  int mismatches = 0;
+  const auto check = [&](int trees) {
+    if (std::memcmp(rows.data(), reference.data(), static_cast<std::size_t>(trees) * width * 8))
+      ++mismatches;
+    std::fill(rows.begin(), rows.end(), -1.0);
+  };
+  // `trees` trees in groups of `lanes` sources, the groups over `group_threads` threads (one
+  // group a thread), each swept on `sweep_threads`.
+  const auto lanes_ms = [&](int trees, int lanes, int group_threads, int sweep_threads) {
+    std::vector<double> ms;
+    for (int r = 0; r < runs + 1; ++r) {  // the first warms the workspaces' lanes
+      const double t = time_ms([&] {
+        const int groups = (trees + lanes - 1) / lanes;
+        parallel_for_each(groups, group_threads, [&](int g, int thread) {
+          const int first = g * lanes;
+          const int count = std::min(lanes, trees - first);
+          double* row_of[Cch::kMaxSweepLanes];
+          for (int l = 0; l < count; ++l) row_of[l] = rows.data() + (first + l) * width;
+          Cch::SweepOptions options;
+          options.threads = sweep_threads;
+          cch.many_to_all(sources.data() + first, count, row_of,
+                          *workspaces[static_cast<std::size_t>(thread)], options);
+        });
+      });
+      if (r > 0) ms.push_back(t);
+      check(trees);
+    }
+    return median(ms);
+  };
+  const auto one_to_all_ms = [&](int trees, int group_threads) {
+    std::vector<double> ms;
+    for (int r = 0; r < runs; ++r) {
+      ms.push_back(time_ms([&] {
+        parallel_for_each(trees, group_threads, [&](int i, int thread) {
+          cch.one_to_all(sources[static_cast<std::size_t>(i)], rows.data() + i * width,
+                         *workspaces[static_cast<std::size_t>(thread)]);
+        });
+      }));
+      check(trees);
+    }
+    return median(ms);
+  };
+  const Cch::SweepSplit split = cch.sweep_split(threads);
+  const double one = one_to_all_ms(1, 1);
+  const double one_lane = lanes_ms(1, 1, 1, 1);
+  const double one_parallel = lanes_ms(1, 1, 1, threads);
+  const double all_one = one_to_all_ms(kTrees, 1);
+  const double all_threads = one_to_all_ms(kTrees, threads);
+  double lanes_one[2], lanes_threads[2], lanes_parallel[2];
+  for (int k = 0; k < 2; ++k) {
+    const int lanes = k == 0 ? 4 : 8;
+    lanes_one[k] = lanes_ms(kTrees, lanes, 1, 1);
+    lanes_threads[k] = lanes_ms(kTrees, lanes, threads, 1);
+    lanes_parallel[k] = lanes_ms(kTrees, lanes, 1, threads);
+  }
+  char line[600];
+  std::snprintf(line, sizeof line,
+                "| %s | %d | %.2f | %.2f | %.2f | %d subtrees (%d listed), top %d ranks, %.1f%% "
+                "of the work, busiest %.2f x, plan %.1f ms | %.1f | %.1f | %.1f | %.1f | %.1f | "
+                "%.1f | %.1f | %.1f | %d |",
+                name.c_str(), threads, one, one_lane, one_parallel, split.subtrees,
+                split.listed_subtrees, split.top_ranks, 100.0 * split.top_work_share,
+                split.busiest_thread, split.plan_ms, all_one, lanes_one[0], lanes_one[1],
+                all_threads, lanes_threads[0], lanes_threads[1], lanes_parallel[0],
+                lanes_parallel[1], mismatches);
+  sweep_rows.push_back(line);
+}
+
 void run(const std::string& name, const Graph& graph, const std::vector<double>* x,
-         const std::vector<double>* y, int queries, int reps) {
+         const std::vector<double>* y, int queries, int reps, int threads) {
   const VertexIndex n = graph.vertex_count();
   std::vector<VertexIndex> order;
   std::vector<double> order_ms, build_ms, customize_ms;
@@ -186,17 +278,19 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
       median(customize_ms), static_cast<double>(cch->memory_bytes()) / 1048576.0,
       cch->elimination_tree_height(), median(cch_us), median(path_us), median(dijkstra_us),
       median(phast_ms), median(dijkstra_all_ms), mismatches);
+  run_sweeps(name, *cch, threads, std::max(reps, 5));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string data = "../shared/data";
-  int queries = 1000, reps = 3;
+  int queries = 1000, reps = 3, threads = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--data")) data = argv[i + 1];
     if (!std::strcmp(argv[i], "--queries")) queries = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
   }
   std::printf(
       "cch_bench: one core; medians (ordering, building, customizing over %d runs; "
@@ -213,13 +307,25 @@ int main(int argc, char** argv) {
     const Graph graph = build_graph(edges.view(), true);
     std::vector<double> x, y;
     if (read_coordinates(data + "/USA-road-d.NY.co.gz", graph, &x, &y))
-      run("New York (distances), coordinates", graph, &x, &y, queries, reps);
-    run("New York (distances), no coordinates", graph, nullptr, nullptr, queries, reps);
+      run("New York (distances), coordinates", graph, &x, &y, queries, reps, threads);
+    run("New York (distances), no coordinates", graph, nullptr, nullptr, queries, reps, threads);
   }
   {
     const auto edges = bench::read_dimacs(data + "/rome99.gr");
     const Graph graph = build_graph(edges.view(), true);
-    run("Rome", graph, nullptr, nullptr, queries, reps);
+    run("Rome", graph, nullptr, nullptr, queries, reps, threads);
   }
+  std::printf(
+      "\nPHAST sweeps (ms, medians of max(reps, 5)): one tree by one_to_all, by many_to_all on one "
+      "thread and on `threads` by the sweep plan; 64 trees one_to_all one per thread, and in "
+      "lanes of 4 and 8 sources a sweep, on one thread, groups one per thread, and each group "
+      "on every thread by the plan. Every row bit-identical to one_to_all's, or counted.\n\n");
+  std::printf(
+      "| graph | threads | 1 tree one_to_all | 1 tree 1 lane | 1 tree parallel | plan | 64 trees "
+      "one_to_all, 1 thread | 4 lanes, 1 thread | 8 lanes, 1 thread | 64 one_to_all, a tree a "
+      "thread | 4 lanes, a group a thread | 8 lanes, a group a thread | 4 lanes, parallel plan "
+      "| 8 lanes, parallel plan | mismatches |\n");
+  std::printf("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::string& line : sweep_rows) std::printf("%s\n", line.c_str());
   return 0;
 }

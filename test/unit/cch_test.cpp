@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "road_index/cch.hpp"
@@ -1177,6 +1179,282 @@ TEST(Cch, CancelStopsParallelCustomization) {
   cch.customize(g, CancelToken(), 2);
   EXPECT_TRUE(cch.customized());
   expect_matches_dijkstra(g, cch, 4, "after a cancelled customization");
+}
+
+// The hierarchies the sweep tests run on: street grids ordered by their coordinates (zero-cost
+// streets and ties with max_cost 2, one-way streets, holes), random graphs with zero weights, real
+// weights, several components (a forest of elimination trees, unreachable vertices) under nested
+// dissection and arbitrary orders (subtrees whose ranks are no range), a chain, and the smallest.
+struct SweepCase {
+  std::string what;
+  Graph graph;
+  std::vector<VertexIndex> order;
+};
+
+std::vector<SweepCase> sweep_cases() {
+  std::vector<SweepCase> cases;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    const int rows = 20 + static_cast<int>(seed) * 5, cols = 30 + static_cast<int>(seed % 2) * 9;
+    EdgeTable streets = street_grid(rows, cols, seed % 2 == 0 ? 2 : 40, seed);
+    std::vector<double> x, y;
+    grid_coordinates(rows, cols, x, y);
+    Graph g = build_graph(streets.view(), seed != 3);
+    std::vector<double> gx(static_cast<std::size_t>(g.vertex_count())), gy(gx.size());
+    for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
+      const auto cell = static_cast<std::size_t>(g.vertices.id(v) - 1);
+      gx[static_cast<std::size_t>(v)] = x[cell];
+      gy[static_cast<std::size_t>(v)] = y[cell];
+    }
+    std::vector<VertexIndex> order = cch_order(g, gx.data(), gy.data());
+    cases.push_back({"streets seed " + std::to_string(seed), std::move(g), std::move(order)});
+  }
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 50 + static_cast<int>(seed * 53 % 400);
+    spec.edges = spec.vertices * static_cast<int>(1 + seed % 3);
+    spec.integer_weights = seed % 4 != 1;
+    spec.zero_weights = seed % 2 == 0;
+    spec.max_weight = seed % 3 == 0 ? 2 : 100;
+    spec.components = 1 + static_cast<int>(seed % 4);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 1);
+    std::vector<VertexIndex> order =
+        seed % 3 == 0 ? random_order(g.vertex_count(), seed) : cch_order(g);
+    cases.push_back({testing::describe(spec, seed) + (seed % 3 == 0 ? " random order" : ""),
+                     std::move(g), std::move(order)});
+  }
+  EdgeTable chain;
+  for (int i = 0; i < 60; ++i) chain.add(i, i + 1, i % 3);
+  Graph chain_graph = build_graph(chain.view(), true);
+  std::vector<VertexIndex> along(static_cast<std::size_t>(chain_graph.vertex_count()));
+  std::iota(along.begin(), along.end(), 0);
+  cases.push_back({"chain", std::move(chain_graph), std::move(along)});
+  EdgeTable loop;
+  loop.add(7, 7, 3);
+  Graph one = build_graph(loop.view(), true);
+  std::vector<VertexIndex> single = cch_order(one);
+  cases.push_back({"one vertex", std::move(one), std::move(single)});
+  return cases;
+}
+
+bool same_bits(const double* a, const double* b, std::size_t count) {
+  return std::memcmp(a, b, count * sizeof(double)) == 0;
+}
+
+// many_to_all against one_to_all, bit for bit (signed zeros and +infinity included): every lane
+// count 1 .. 8 (3, 5, 6, 7 leave lanes unused), repeated sources, 1, 2, 3 and 8 threads (the sweep
+// plans: a top, then subtrees as ranges or lists), whole rows and target columns (repeated
+// targets), on an owned hierarchy and a view of its image, one workspace for every call (its
+// lanes grow from 1 to 8; one-to-one queries and one_to_all between sweeps).
+TEST(CchSweep, LanesAndThreadsAreBitIdenticalToOneToAll) {
+  int range_subtrees = 0, listed_subtrees = 0, tops = 0;
+  for (SweepCase& c : sweep_cases()) {
+    const Graph& g = c.graph;
+    const VertexIndex n = g.vertex_count();
+    const auto width = static_cast<std::size_t>(n);
+    Cch original(g, c.order);
+    original.customize(g);
+    std::vector<std::uint64_t> storage((original.image_bytes() + 7) / 8);
+    original.write_image(storage.data());
+    const Cch view = Cch::view_image(storage.data(), original.image_bytes(), g);
+    // The reference rows, one per vertex where there are few, else a spread of them.
+    std::vector<VertexIndex> sources;
+    std::mt19937 rng(static_cast<unsigned>(n) + 5);
+    for (int k = 0; k < 24; ++k)
+      sources.push_back(static_cast<VertexIndex>(rng() % static_cast<unsigned>(n)));
+    sources[3] = sources[2];  // repeated within a group
+    sources[9] = sources[2];
+    std::vector<double> reference(sources.size() * width);
+    CchWorkspace workspace;
+    for (std::size_t i = 0; i < sources.size(); ++i)
+      original.one_to_all(sources[i], reference.data() + i * width, workspace);
+    std::vector<VertexIndex> targets;
+    for (int k = 0; k < 40; ++k)
+      targets.push_back(static_cast<VertexIndex>(rng() % static_cast<unsigned>(n)));
+    targets.push_back(targets.front());
+
+    for (const Cch* cch : std::initializer_list<const Cch*>{&original, &view}) {
+      const std::string where = c.what + (cch == &view ? ", image view" : ", owned");
+      for (int threads : {1, 2, 3, 8}) {
+        const Cch::SweepSplit split = cch->sweep_split(threads);
+        if (threads == 2 && cch == &original) {
+          range_subtrees += split.subtrees - split.listed_subtrees;
+          listed_subtrees += split.listed_subtrees;
+          tops += split.top_ranks > 0;
+        }
+        for (int count = 1; count <= Cch::kMaxSweepLanes; ++count) {
+          Cch::SweepOptions options;
+          options.threads = threads;
+          for (std::size_t first = 0; first + static_cast<std::size_t>(count) <= sources.size();
+               first += static_cast<std::size_t>(count) + 5) {
+            std::vector<double> rows(static_cast<std::size_t>(count) * width, -1.0);
+            std::vector<double*> row_of;
+            for (int lane = 0; lane < count; ++lane)
+              row_of.push_back(rows.data() + static_cast<std::size_t>(lane) * width);
+            cch->many_to_all(sources.data() + first, count, row_of.data(), workspace, options);
+            for (int lane = 0; lane < count; ++lane)
+              ASSERT_TRUE(same_bits(
+                  row_of[static_cast<std::size_t>(lane)],
+                  reference.data() + (first + static_cast<std::size_t>(lane)) * width, width))
+                  << where << ": " << threads << " threads, " << count << " lanes, lane " << lane
+                  << " (source " << sources[first + static_cast<std::size_t>(lane)] << ")";
+            // Columns of the targets alone.
+            Cch::SweepOptions columns = options;
+            columns.targets = targets.data();
+            columns.target_count = static_cast<int>(targets.size());
+            std::vector<double> cells(static_cast<std::size_t>(count) * targets.size(), -1.0);
+            for (int lane = 0; lane < count; ++lane)
+              row_of[static_cast<std::size_t>(lane)] =
+                  cells.data() + static_cast<std::size_t>(lane) * targets.size();
+            cch->many_to_all(sources.data() + first, count, row_of.data(), workspace, columns);
+            for (int lane = 0; lane < count; ++lane)
+              for (std::size_t j = 0; j < targets.size(); ++j) {
+                const double want = reference[(first + static_cast<std::size_t>(lane)) * width +
+                                              static_cast<std::size_t>(targets[j])];
+                ASSERT_TRUE(same_bits(&cells[static_cast<std::size_t>(lane) * targets.size() + j],
+                                      &want, 1))
+                    << where << ": " << threads << " threads, " << count << " lanes, target "
+                    << targets[j];
+              }
+          }
+          // The workspace serves other queries between sweeps as before.
+          const VertexIndex s = sources[static_cast<std::size_t>(count)];
+          const VertexIndex t = targets[static_cast<std::size_t>(count)];
+          // (exact for whole-number weights; the one-to-one walk sums fractions in another order)
+          ASSERT_TRUE(close_enough(
+              cch->distance(s, t, workspace),
+              reference[static_cast<std::size_t>(count) * width + static_cast<std::size_t>(t)],
+              g.integer_weights))
+              << where;
+          std::vector<double> row(width);
+          cch->one_to_all(s, row.data(), workspace);
+          ASSERT_TRUE(same_bits(row.data(),
+                                reference.data() + static_cast<std::size_t>(count) * width, width))
+              << where;
+        }
+      }
+    }
+  }
+  // The plans took both kinds of subtrees, and split off a top.
+  EXPECT_GT(range_subtrees, 20);
+  EXPECT_GT(listed_subtrees, 0);
+  EXPECT_GT(tops, 3);
+}
+
+// Zero-cost arcs, some of them -0.0 (equal to 0.0 under the minimum; a sum from the source's 0.0
+// is never -0.0, and the sweep takes one_to_all's candidates in its order anyway), zero-cost
+// cycles, all sources in one sweep with repeats, and an unreachable part: +infinity in every lane.
+TEST(CchSweep, SignedZerosAndUnreachableVertices) {
+  EdgeTable t;
+  t.with_reverse = false;
+  t.add(1, 2, 0.0);
+  t.add(2, 3, -0.0);
+  t.add(1, 3, 0.0);
+  t.add(3, 4, 2.0);
+  t.add(4, 2, -0.0);
+  t.add(5, 6, 1.0);  // another component
+  Graph g = build_graph(t.view(), true);
+  const auto n = static_cast<std::size_t>(g.vertex_count());
+  for (const std::vector<VertexIndex>& order :
+       {cch_order(g), random_order(g.vertex_count(), 3), random_order(g.vertex_count(), 4)}) {
+    Cch cch(g, order);
+    cch.customize(g);
+    CchWorkspace workspace;
+    std::vector<VertexIndex> sources;
+    for (VertexIndex v = 0; v < g.vertex_count(); ++v) sources.push_back(v);
+    sources.push_back(0);
+    sources.push_back(4);
+    std::vector<double> want(sources.size() * n), got(want.size());
+    std::vector<double*> rows;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      cch.one_to_all(sources[i], want.data() + i * n, workspace);
+      rows.push_back(got.data() + i * n);
+    }
+    for (int threads : {1, 2}) {
+      Cch::SweepOptions options;
+      options.threads = threads;
+      cch.many_to_all(sources.data(), static_cast<int>(sources.size()), rows.data(), workspace,
+                      options);
+      EXPECT_TRUE(same_bits(got.data(), want.data(), want.size())) << threads << " threads";
+    }
+    const std::size_t other = static_cast<std::size_t>(g.vertices.find(5));
+    EXPECT_EQ(got[other], kInfinity);  // from vertex index 0 (id 1)
+  }
+}
+
+// One hierarchy, several threads of the process sweeping at once on their own workspaces, each
+// sweep on 2 or 3 threads: the plans are made once each while others wait for them, and every row
+// is one_to_all's. A moved hierarchy keeps its plans and answers the same.
+TEST(CchSweep, ConcurrentSweepsShareThePlans) {
+  EdgeTable t = street_grid(40, 50, 30, 5);
+  Graph g = build_graph(t.view(), true);
+  Cch built(g, cch_order(g));
+  built.customize(g);
+  const auto n = static_cast<std::size_t>(g.vertex_count());
+  std::vector<VertexIndex> sources;
+  for (VertexIndex s = 0; s < 16; ++s) sources.push_back(s * 97 % g.vertex_count());
+  std::vector<double> want(sources.size() * n);
+  CchWorkspace workspace;
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    built.one_to_all(sources[i], want.data() + i * n, workspace);
+  for (int round = 0; round < 2; ++round) {
+    Cch cch = std::move(built);  // the second round: the plans made in the first moved along
+    const Cch& shared = cch;
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> callers;
+    for (int caller = 0; caller < 4; ++caller)
+      callers.emplace_back([&, caller] {
+        CchWorkspace own;
+        std::vector<double> rows(sources.size() * n);
+        std::vector<double*> row_of;
+        for (std::size_t i = 0; i < sources.size(); ++i) row_of.push_back(rows.data() + i * n);
+        Cch::SweepOptions options;
+        options.threads = 2 + caller % 2;
+        for (std::size_t first = 0; first < sources.size(); first += 8)
+          shared.many_to_all(sources.data() + first, 8, row_of.data() + first, own, options);
+        if (!same_bits(rows.data(), want.data(), want.size())) ++wrong;
+      });
+    for (std::thread& caller : callers) caller.join();
+    EXPECT_EQ(wrong.load(), 0) << "round " << round;
+    EXPECT_GT(cch.sweep_split(2).subtrees, 1);
+    built = std::move(cch);
+  }
+}
+
+TEST(CchSweep, RefusesMisuseAndStopsWhenCancelled) {
+  EdgeTable t = street_grid(12, 14, 9, 2);
+  Graph g = build_graph(t.view(), true);
+  Cch cch(g, cch_order(g));
+  CchWorkspace workspace;
+  const auto n = static_cast<std::size_t>(g.vertex_count());
+  std::vector<double> rows(9 * n);
+  std::vector<double*> row_of;
+  for (int lane = 0; lane < 9; ++lane) row_of.push_back(rows.data() + lane * n);
+  std::vector<VertexIndex> sources(9, 0);
+  Cch::SweepOptions options;
+  EXPECT_THROW(cch.many_to_all(sources.data(), 1, row_of.data(), workspace, options),
+               RoutingError);  // not customized
+  cch.customize(g);
+  EXPECT_THROW(cch.many_to_all(sources.data(), 0, row_of.data(), workspace, options), RoutingError);
+  EXPECT_THROW(cch.many_to_all(sources.data(), 9, row_of.data(), workspace, options), RoutingError);
+  sources[1] = g.vertex_count();
+  EXPECT_THROW(cch.many_to_all(sources.data(), 2, row_of.data(), workspace, options), RoutingError);
+  sources[1] = 0;
+  const VertexIndex bad_target = -1;
+  options.targets = &bad_target;
+  options.target_count = 1;
+  EXPECT_THROW(cch.many_to_all(sources.data(), 2, row_of.data(), workspace, options), RoutingError);
+  options.targets = nullptr;
+  for (int threads : {1, 2}) {
+    options.threads = threads;
+    options.cancel = CancelToken([] { return true; });
+    EXPECT_THROW(cch.many_to_all(sources.data(), 4, row_of.data(), workspace, options), Cancelled);
+    options.cancel = CancelToken();
+    cch.many_to_all(sources.data(), 4, row_of.data(), workspace, options);
+    std::vector<double> want(n);
+    cch.one_to_all(0, want.data(), workspace);
+    EXPECT_TRUE(same_bits(row_of[3], want.data(), n));
+  }
 }
 
 }  // namespace

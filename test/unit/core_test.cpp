@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "base/predecessors.hpp"
 #include "call/routing_call.hpp"
 #include "cpu/sssp_dijkstra.hpp"
+#include "road_index/cch.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -466,6 +468,81 @@ TEST(CpuEngines, RoadIndexRowsLandAtTheirStride) {
               ASSERT_NEAR(room[kRoom + k], want[column], 1e-9 * std::max(1.0, want[column]));
           }
         }
+      }
+    }
+  }
+}
+
+// The road index's sweeps: whole rows (with predecessors) and the columns of more targets than
+// buckets take, in groups of 8 sources a sweep: source counts that are no multiple of 8,
+// repeated sources, groups one a thread and groups left over on every thread by the sweep plan
+// (1, 2, 3 and 8 threads on a grid large enough to go on threads). Rows bit-identical to the
+// hierarchy's one_to_all, predecessors the rule's on them.
+TEST(CpuEngines, RoadIndexSweepsMatchOneToAll) {
+  const EngineInfo* info = find_engine("cch", Device::kCpu);
+  ASSERT_NE(info, nullptr);
+  // 12100 vertices: 17 sources go on 8 threads, 42 on fewer (50: 6 groups one a thread, then 2
+  // sources on every thread).
+  EdgeTable t = testing::grid_edges(110, 110, 3, 7);
+  for (bool directed : {true, false}) {
+    Graph g = build_graph(t.view(), directed);
+    ensure_reverse(g);
+    const VertexIndex n = g.vertex_count();
+    const auto width = static_cast<std::size_t>(n);
+    std::string note;
+    const Cch cch = make_road_index(g, CancelToken(), 1, &note);
+    CchWorkspace workspace;
+    std::vector<VertexIndex> all_sources;
+    for (int i = 0; i < 50; ++i) all_sources.push_back(static_cast<VertexIndex>((i * 577) % n));
+    all_sources[5] = all_sources[4];
+    std::vector<VertexIndex> targets;  // past the buckets' limit, repeated
+    for (int j = 0; j < 8200; ++j) targets.push_back(static_cast<VertexIndex>((j * 31) % n));
+    for (int threads : {1, 2, 3, 8}) {
+      EngineOptions options;
+      options.threads = threads;
+      auto engine = info->create(g, options);
+      for (int count : {1, 7, 17, 21, 42, 50}) {
+        const std::string what = std::string(directed ? "directed" : "undirected") + ", " +
+                                 std::to_string(threads) + " threads, " + std::to_string(count) +
+                                 " sources";
+        std::vector<double> want(static_cast<std::size_t>(count) * width);
+        for (int i = 0; i < count; ++i)
+          cch.one_to_all(all_sources[static_cast<std::size_t>(i)],
+                         want.data() + static_cast<std::size_t>(i) * width, workspace);
+        std::vector<double> rows(want.size(), -1.0);
+        std::vector<ArcIndex> pred(want.size());
+        SolveRequest request;
+        request.sources = all_sources.data();
+        request.source_count = count;
+        request.distances = rows.data();
+        request.predecessor_arcs = pred.data();
+        engine->solve(request);
+        ASSERT_EQ(std::memcmp(rows.data(), want.data(), want.size() * sizeof(double)), 0) << what;
+        std::vector<ArcIndex> rule(width);
+        for (int i = 0; i < count; ++i) {
+          const std::size_t at = static_cast<std::size_t>(i) * width;
+          compute_predecessors(g.reverse, want.data() + at,
+                               all_sources[static_cast<std::size_t>(i)], rule.data());
+          ASSERT_TRUE(
+              std::equal(rule.begin(), rule.end(), pred.begin() + static_cast<std::ptrdiff_t>(at)))
+              << what << ", source " << i;
+        }
+        // Compact rows of many targets.
+        std::vector<double> cells(static_cast<std::size_t>(count) * targets.size(), -1.0);
+        SolveRequest columns;
+        columns.sources = all_sources.data();
+        columns.source_count = count;
+        columns.targets = targets.data();
+        columns.target_count = static_cast<int>(targets.size());
+        columns.compact_targets = true;
+        columns.distances = cells.data();
+        engine->solve(columns);
+        for (int i = 0; i < count; ++i)
+          for (std::size_t j = 0; j < targets.size(); ++j)
+            ASSERT_EQ(
+                cells[static_cast<std::size_t>(i) * targets.size() + j],
+                want[static_cast<std::size_t>(i) * width + static_cast<std::size_t>(targets[j])])
+                << what << ", source " << i << ", target " << targets[j];
       }
     }
   }

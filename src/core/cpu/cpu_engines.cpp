@@ -70,12 +70,13 @@ class CpuDijkstraEngine final : public ShortestPathEngine {
 
 // The road index: a customizable contraction hierarchy of the graph, made on the first solve()
 // (order, chordal supergraph, customization: seconds on a city, so the engine is kept between
-// calls on a kept graph) and then queried per source. A full row is one PHAST sweep (upward
-// search, then one downward pass over every rank), exact like Dijkstra's, so paths follow the
-// same predecessor rule as every engine; cost-matrix rows come from buckets (each target's
-// upward search stored at the ranks it reaches, then one upward search per source). Distances equal
-// Dijkstra's exactly for whole-number costs; fractional costs are summed in another order and may
-// differ in the last bits.
+// calls on a kept graph) and then queried per source. Full rows come from PHAST sweeps (upward
+// searches, then one downward pass over every rank for up to 8 sources at once, or for one
+// source on every thread), exact like Dijkstra's, so paths follow the same predecessor rule as
+// every engine; cost-matrix rows come from buckets (each target's upward search stored at the
+// ranks it reaches, then one upward search per source). Distances equal Dijkstra's exactly for
+// whole-number costs; fractional costs are summed in another order and may differ in the last
+// bits.
 class CpuCchEngine final : public ShortestPathEngine {
  public:
   CpuCchEngine(const Graph& graph, const EngineOptions& options)
@@ -101,8 +102,7 @@ class CpuCchEngine final : public ShortestPathEngine {
   bool own_path(VertexIndex s, VertexIndex t, std::vector<ArcIndex>& arcs, double* cost) override {
     Stopwatch watch;
     const Cch& cch = index();
-    if (workspaces_.empty())
-      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+    reserve_workspaces(1);
     *cost = index_path(cch, graph_, s, t, *workspaces_.front(), arcs);
     report_.rounds += 1;
     report_.compute_ms += watch.elapsed_ms();
@@ -111,8 +111,7 @@ class CpuCchEngine final : public ShortestPathEngine {
 
   std::unique_ptr<SourceDistances> source_distances(VertexIndex s) override {
     const Cch& cch = index();
-    if (workspaces_.empty())
-      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+    reserve_workspaces(1);
     report_.rounds += 1;
     return std::make_unique<SettledDistances>(cch, s, *workspaces_.front());
   }
@@ -120,39 +119,53 @@ class CpuCchEngine final : public ShortestPathEngine {
   void solve(const SolveRequest& request) override {
     Stopwatch watch;
     const Cch& cch = index();
-    const VertexIndex n = graph_.vertex_count();
     const bool compact = request.compact_targets && request.targets != nullptr;
-    const std::size_t width =
-        compact ? static_cast<std::size_t>(request.target_count) : static_cast<std::size_t>(n);
     // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past
     // kBucketTargets targets the buckets (a few hundred entries per target) would outgrow a
-    // sweep's row, so each source sweeps and keeps its targets' columns.
-    const bool by_buckets = compact && request.target_count <= kBucketTargets;
+    // sweep's row, so the sources sweep and keep their targets' columns, as whole rows do.
+    if (compact && request.target_count <= kBucketTargets)
+      solve_by_buckets(request, cch);
+    else
+      solve_by_sweeps(request, cch, compact);
+    report_.rounds += request.source_count;
+    report_.compute_ms += watch.elapsed_ms();
+  }
+
+ private:
+  // Sources per PHAST sweep (Cch::many_to_all): one pass over the hierarchy's arcs serves them
+  // all. New York on one core of the 2-core VM: 1.2 ms a tree in lanes of 8, 1.5 in lanes of 4,
+  // 3.2 one by one.
+  static constexpr int kSweepLanes = 8;
+  // Sweeps go on threads from this much estimated work, as bucket rows do; with 8 threads or more
+  // from kManySweepThreadsFromUs, so that one New York tree (264k ranks, 2.6 ms by the estimate,
+  // 3.2 measured on one core of the 2-core VM, 1.7 on its two by the sweep plan) sweeps on all
+  // of them. On 2 cores a parallel region next to other work can wait milliseconds for a core
+  // (Rome's tree: 0.02 ms on one thread, 7.9 on two while another build ran).
+  static constexpr double kSweepThreadsFromUs = 5000.0;
+  static constexpr double kManySweepThreadsFromUs = 2000.0;
+
+  void solve_by_buckets(const SolveRequest& request, const Cch& cch) {
     // One source, one target: the point-to-point query walks the same two chains as a bucket
     // and its row, without gathering and sorting the target's entries first.
-    const bool one_pair = compact && request.target_count == 1 && request.source_count == 1;
+    const bool one_pair = request.target_count == 1 && request.source_count == 1;
     // Threads only for a few milliseconds of work or more: a bucket row takes tens of
     // microseconds, and on 2 cores a parallel region beside the backend writing the previous
     // batch's rows cost more than it saved (Rome 100 x 100: 2.3 ms on one thread, 5-20 ms on two).
-    const double work_us = request.source_count * (by_buckets ? 20.0 + 0.02 * request.target_count
-                                                              : 0.01 * static_cast<double>(n));
+    const double work_us = request.source_count * (20.0 + 0.02 * request.target_count);
     const int workers =
         work_us < 5000.0 ? 1 : std::max(1, std::min(threads_, request.source_count));
-    while (static_cast<int>(workspaces_.size()) < workers)
-      workspaces_.push_back(std::make_unique<CchWorkspace>(n));
+    reserve_workspaces(workers);
     // A call's batches share their targets: the buckets are made once for them (each fill walks
     // every target's ancestors and costs more than a batch's rows: New York 1000 x 1000 took
     // 249 ms in 32 batches, most of it refilling).
-    if (by_buckets && !one_pair &&
-        (buckets_index_ != &cch ||
-         !std::equal(request.targets, request.targets + request.target_count,
-                     bucket_targets_.begin(), bucket_targets_.end()))) {
+    if (!one_pair && (buckets_index_ != &cch ||
+                      !std::equal(request.targets, request.targets + request.target_count,
+                                  bucket_targets_.begin(), bucket_targets_.end()))) {
       // A walk per target, about 20 us each on New York: spread over the threads from a few
       // milliseconds of them on (1000 targets: 20 ms on one core).
       const int fill_threads =
           request.target_count * 20.0 < 5000.0 ? 1 : std::min(threads_, request.target_count);
-      while (static_cast<int>(workspaces_.size()) < fill_threads)
-        workspaces_.push_back(std::make_unique<CchWorkspace>(n));
+      reserve_workspaces(fill_threads);
       std::vector<CchWorkspace*> fill_workspaces(static_cast<std::size_t>(fill_threads));
       for (int k = 0; k < fill_threads; ++k)
         fill_workspaces[static_cast<std::size_t>(k)] =
@@ -162,35 +175,86 @@ class CpuCchEngine final : public ShortestPathEngine {
       bucket_targets_.assign(request.targets, request.targets + request.target_count);
       buckets_index_ = &cch;
     }
-    std::vector<std::vector<double>> sweeps(compact && !by_buckets ? workers : 0);
+    const auto stride = request.row_stride != 0 ? request.row_stride
+                                                : static_cast<std::size_t>(request.target_count);
     parallel_for_each(request.source_count, workers, [&](int i, int thread) {
       options_.cancel.throw_if_requested();
       CchWorkspace& workspace = *workspaces_[static_cast<std::size_t>(thread)];
-      double* row = request.distances + static_cast<std::size_t>(i) *
-                                            (request.row_stride != 0 ? request.row_stride : width);
-      const VertexIndex source = request.sources[i];
-      if (one_pair) {
-        row[0] = cch.distance(source, request.targets[0], workspace);
-      } else if (by_buckets) {
-        cch.row_from_buckets(source, buckets_, row, workspace);
-      } else if (compact) {
-        std::vector<double>& sweep = sweeps[static_cast<std::size_t>(thread)];
-        sweep.resize(static_cast<std::size_t>(n));
-        cch.one_to_all(source, sweep.data(), workspace);
-        for (int t = 0; t < request.target_count; ++t)
-          row[t] = sweep[static_cast<std::size_t>(request.targets[t])];
-      } else {
-        cch.one_to_all(source, row, workspace);
-        if (request.predecessor_arcs != nullptr)
-          compute_predecessors(graph_.reverse, row, source,
-                               request.predecessor_arcs + static_cast<std::size_t>(i) * n);
-      }
+      double* row = request.distances + static_cast<std::size_t>(i) * stride;
+      if (one_pair)
+        row[0] = cch.distance(request.sources[0], request.targets[0], workspace);
+      else
+        cch.row_from_buckets(request.sources[i], buckets_, row, workspace);
     });
-    report_.rounds += request.source_count;
-    report_.compute_ms += watch.elapsed_ms();
   }
 
- private:
+  // Whole rows (or the columns of many targets) by PHAST, kSweepLanes sources a sweep. The
+  // groups of sources go one a thread in rounds; the groups left over, fewer than the threads,
+  // each sweep on every thread by the hierarchy's sweep plan (so one source on 16 threads too).
+  // Predecessors by the common rule after each group's sweep, on the threads that swept it.
+  void solve_by_sweeps(const SolveRequest& request, const Cch& cch, bool compact) {
+    const VertexIndex n = graph_.vertex_count();
+    const std::size_t width =
+        compact ? static_cast<std::size_t>(request.target_count) : static_cast<std::size_t>(n);
+    const std::size_t stride = request.row_stride != 0 ? request.row_stride : width;
+    const int sources = request.source_count;
+    const int groups = (sources + kSweepLanes - 1) / kSweepLanes;
+    const double work_us = sources * 0.01 * static_cast<double>(n);
+    const double threads_from = threads_ >= 8 ? kManySweepThreadsFromUs : kSweepThreadsFromUs;
+    const int threads = work_us < threads_from ? 1 : threads_;
+    const int alone = threads == 1 ? groups : groups / threads * threads;
+    reserve_workspaces(std::max(1, std::min(threads, alone)));
+    const bool predecessors = request.predecessor_arcs != nullptr && !compact;
+    const auto sweep = [&](int group, int sweep_threads, CchWorkspace& workspace) {
+      const int first = group * kSweepLanes;
+      const int lanes = std::min(kSweepLanes, sources - first);
+      double* rows[Cch::kMaxSweepLanes];
+      for (int lane = 0; lane < lanes; ++lane)
+        rows[lane] = request.distances + static_cast<std::size_t>(first + lane) * stride;
+      if (lanes == 1 && sweep_threads == 1 && !compact) {
+        // one_to_all writes the row during its own sweep: 3.2 ms against 3.4 in a lane of its
+        // own (New York, one core).
+        cch.one_to_all(request.sources[first], rows[0], workspace);
+        return;
+      }
+      Cch::SweepOptions options;
+      options.threads = sweep_threads;
+      options.cancel = options_.cancel;
+      if (compact) {
+        options.targets = request.targets;
+        options.target_count = request.target_count;
+      }
+      cch.many_to_all(request.sources + first, lanes, rows, workspace, options);
+    };
+    parallel_for_each(alone, threads, [&](int group, int thread) {
+      options_.cancel.throw_if_requested();
+      sweep(group, 1, *workspaces_[static_cast<std::size_t>(thread)]);
+      if (!predecessors) return;
+      for (int i = group * kSweepLanes; i < std::min(sources, (group + 1) * kSweepLanes); ++i)
+        compute_predecessors(graph_.reverse, request.distances + static_cast<std::size_t>(i) * n,
+                             request.sources[i],
+                             request.predecessor_arcs + static_cast<std::size_t>(i) * n);
+    });
+    for (int group = alone; group < groups; ++group) {
+      options_.cancel.throw_if_requested();
+      sweep(group, threads, *workspaces_[0]);
+      if (!predecessors) continue;
+      // Each row's predecessors over pieces of vertices on every thread.
+      SolveRequest rows = request;
+      const int first = group * kSweepLanes;
+      rows.sources += first;
+      rows.source_count = std::min(kSweepLanes, sources - first);
+      rows.distances += static_cast<std::size_t>(first) * n;
+      rows.predecessor_arcs += static_cast<std::size_t>(first) * n;
+      fill_predecessors_on_host(rows);
+    }
+  }
+
+  void reserve_workspaces(int count) {
+    while (static_cast<int>(workspaces_.size()) < count)
+      workspaces_.push_back(std::make_unique<CchWorkspace>(graph_.vertex_count()));
+  }
+
   // Cch::settled_distance() for one source, the workspace given back when done.
   class SettledDistances final : public SourceDistances {
    public:
@@ -283,15 +347,19 @@ std::size_t dijkstra_bytes(const Graph& graph, int batch) {
 
 // The hierarchy of a road network holds 5-6 arcs per vertex of ~28 bytes each, plus ranks, the
 // input arcs' positions and a workspace per thread: 200 bytes per vertex and 8 per arc covers
-// New York (48 MB measured for 264k vertices) with room for denser graphs' fill-in; rows of a
-// cost matrix's sweeps come on top.
+// New York (48 MB measured for 264k vertices) with room for denser graphs' fill-in. A workspace
+// holds two distances and two arcs per vertex, and the lanes of a sweep (8 distances); there is
+// one a thread that solves, at most one a core (not one a source of the batch: with the lanes
+// that would have been 3 GB for a batch of 128 New York rows).
 std::size_t cch_bytes(const Graph& graph, int batch) {
   const auto n = static_cast<std::size_t>(graph.vertex_count());
-  const std::size_t threads = static_cast<std::size_t>(std::max(1, std::min(batch, 256)));
+  const std::size_t threads =
+      static_cast<std::size_t>(std::max(1, std::min(batch, resolve_thread_count(0))));
   return saturating_add(
       saturating_add(saturating_multiply(n, 200),
                      saturating_multiply(static_cast<std::size_t>(graph.arc_count()), 8)),
-      saturating_multiply(threads, n * (2 * sizeof(double) + 8 + sizeof(double))));
+      saturating_multiply(threads,
+                          n * (2 * sizeof(double) + 8 + Cch::kMaxSweepLanes * sizeof(double))));
 }
 
 std::size_t blocked_fw_bytes(const Graph& graph, int) {

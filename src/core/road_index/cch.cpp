@@ -1,5 +1,6 @@
 // The hierarchy: its construction from a contraction order (nested_dissection.cpp gives one)
-// and its queries. Its customization is in cch_customize.cpp, its flat images in cch_image.cpp.
+// and its queries. Its customization is in cch_customize.cpp, its flat images in cch_image.cpp,
+// PHAST for several sources and on several threads in cch_sweep.cpp.
 #include "road_index/cch.hpp"
 
 #include <algorithm>

@@ -10,7 +10,8 @@
 //     in rank order). Cheap next to 1 and 2, and repeatable whenever the weights change while the
 //     topology does not.
 // Queries then need no priority queue: one-to-one walks the elimination tree from both ends, and
-// one-to-all is PHAST (the same upward walk, then one downward sweep over all ranks).
+// one-to-all is PHAST (the same upward walk, then one downward sweep over all ranks), for up to
+// eight sources in one sweep and on several threads (cch_sweep.cpp).
 //
 // Distances equal Dijkstra's exactly when every weight is a whole number (all sums are exact in
 // float64 then, in any order). With fractional weights a CCH distance is a sum of the same arc
@@ -21,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,15 @@ struct CchSpan {
   const T* begin() const { return data; }
   const T* end() const { return data + count; }
 };
+
+namespace detail {
+// A source's upward distance at a rank, for Cch::many_to_all's sweep (the source in lane `lane`).
+struct SweepChainEntry {
+  VertexIndex rank;
+  std::int32_t lane;
+  double distance;
+};
+}  // namespace detail
 
 // The per-query scratch arrays, so that one Cch can serve concurrent queries, one workspace per
 // thread. Sized to the vertex count but not filled: a walk reads and writes only the ranks up its
@@ -85,6 +96,19 @@ class CchWorkspace {
   std::vector<VertexIndex> settled_ranks_;
   std::vector<VertexIndex> settle_chain_;
   std::int64_t settled_arcs_ = 0;
+  // Cch::many_to_all(): by rank, the sweep's distances of each source in a lane of its own,
+  // interleaved ([rank * lanes + lane], a rank's lanes in one cache line), so that one arc read
+  // serves every source. Every rank is written before it is read (by then its neighbours above
+  // are final), so nothing keeps it at +infinity; kept for the next sweep (faulting New York's
+  // 17 MB for eight lanes in again took 9 ms on the 2-core VM, as long as the sweep), on huge
+  // pages where the kernel offers them. lane_distances() gives it 64-byte aligned, `values`
+  // doubles at least.
+  double* lane_distances(std::size_t values);
+  std::vector<double, UninitializedAllocator<double, HugePageAdvisedMemory>> lane_memory_;
+  // The sources' upward distances by decreasing rank (the order of the sweep, which starts each
+  // rank from them), and one source's upward walk.
+  std::vector<detail::SweepChainEntry> sweep_chain_;
+  std::vector<std::pair<VertexIndex, double>> reached_;
 };
 
 // The targets of a many-to-many query, spread over the ranks they reach upward (OSRM's buckets):
@@ -143,8 +167,40 @@ class Cch {
   // s == t or t is unreachable. Every arc's weight is the one its step costs. Where several paths
   // tie, this one is the hierarchy's pick, not necessarily the predecessor rule's.
   std::vector<ArcIndex> path(VertexIndex s, VertexIndex t, CchWorkspace& workspace) const;
-  // distances[v] for every vertex index v from s, by PHAST.
+  // distances[v] for every vertex index v from s, by PHAST: one upward walk, then one downward
+  // sweep over every rank on this thread (the reference of many_to_all's).
   void one_to_all(VertexIndex s, double* distances, CchWorkspace& workspace) const;
+  // PHAST for `count` sources (1 .. kMaxSweepLanes) in one downward sweep, each in a lane of its
+  // own: source i's distances into rows[i], for every vertex (rows[i][v]) or, with
+  // options.targets, for those alone (rows[i][j] for targets[j]). Each lane's value at each rank
+  // is one_to_all's bit for bit: the same candidates (the rank's upward distance, then each
+  // upward neighbour's final distance plus the downward weight, in arc order) under the same
+  // minimum. Sources may repeat. With options.threads > 1 the sweep goes by the sweep plan for
+  // that many threads (made on the first such call and kept): the ranks above every subtree of
+  // the split elimination tree first, on this thread, then the subtrees in parallel, since a
+  // rank's upward neighbours are all its ancestors. Throws kInvalidParameter for a vertex not in
+  // the hierarchy, kInternal for another count, Cancelled when options.cancel asks (before the
+  // sweep, then paced by work done).
+  static constexpr int kMaxSweepLanes = 8;
+  struct SweepOptions {
+    int threads = 1;
+    CancelToken cancel;
+    const VertexIndex* targets = nullptr;  // nullptr: every vertex
+    int target_count = 0;
+  };
+  void many_to_all(const VertexIndex* sources, int count, double* const* rows,
+                   CchWorkspace& workspace, const SweepOptions& options) const;
+  // How the sweep plan for `threads` splits the ranks (made now if not yet made).
+  struct SweepSplit {
+    int threads = 1;
+    int subtrees = 0;           // swept in parallel, the heaviest handed out first
+    int listed_subtrees = 0;    // of them, those whose ranks are no range (swept from a list)
+    VertexIndex top_ranks = 0;  // above every subtree, swept first on one thread
+    double top_work_share = 0;  // the top's share of the work (upward arcs + 1 a rank)
+    double busiest_thread = 0;  // the most work one thread gets when dealt, over the mean
+    double plan_ms = 0;         // the time the plan took to make
+  };
+  SweepSplit sweep_split(int threads) const;
   // One source's exact distances, vertex by vertex as asked: what a path's tracing reads (the
   // path's vertices and their neighbours, trace_strict_path) without a whole row. Each asked
   // rank takes PHAST's downward step from its upward neighbours, which are its elimination-tree
@@ -354,6 +410,35 @@ class Cch {
   void plan_customization(int threads);
   CustomizationPlan plan_;
   CchWorkspace workspace_;
+  // many_to_all's parallel sweep: the top's ranks, decreasing, then the subtrees, the heaviest
+  // first. A function of the topology and the thread count, made by the first sweep on that many
+  // threads and kept for the Cch's life (the plans of a hierarchy shared by a process's threads,
+  // or viewed from a shared image whose arrays are read-only, live beside it, behind a mutex;
+  // behind a pointer too, so that the Cch stays movable).
+  struct SweepPlan {
+    int threads = 0;
+    std::vector<VertexIndex> top;  // decreasing
+    // A subtree's ranks, decreasing: root, root - 1, .. root - size + 1 where they are a range
+    // (list < 0; nested dissection numbers each subtree so), else listed[list .. list + size - 1].
+    struct Subtree {
+      VertexIndex root;
+      VertexIndex size;
+      std::int64_t list;
+    };
+    std::vector<Subtree> subtrees;
+    std::vector<VertexIndex> listed;
+    SweepSplit split;
+  };
+  struct SweepPlans {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<const SweepPlan>> plans;  // never dropped: callers keep references
+  };
+  const SweepPlan& sweep_plan(int threads) const;
+  std::unique_ptr<SweepPlan> make_sweep_plan(int threads) const;
+  template <int kLanes>
+  void sweep_lanes(const VertexIndex* sources, int count, double* const* rows, CchWorkspace& ws,
+                   const SweepOptions& options) const;
+  std::unique_ptr<SweepPlans> sweep_plans_ = std::make_unique<SweepPlans>();
 };
 
 // A road index made from scratch for `graph` (order, hierarchy, customization on `threads`, 0 =

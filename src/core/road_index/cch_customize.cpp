@@ -18,6 +18,7 @@
 
 #include "base/parallel.hpp"
 #include "road_index/cancel_pacer.hpp"
+#include "road_index/tree_split.hpp"
 
 namespace gpu_routing {
 
@@ -109,115 +110,36 @@ constexpr int kMaxSubtreesPerThread = 16;
 
 }  // namespace
 
-// Splits the elimination tree (a forest where the graph is disconnected) from its roots down:
-// opening a subtree moves its root to the top and makes its children subtrees. Always opening the
-// heaviest, it goes on while some subtree has more than 1 / kMaxSubtreesPerThread of a thread's
-// share and there are fewer than kMaxSubtreesPerThread per thread; of the splits passed on the
-// way it keeps the one with the least estimated time, the top's work plus the busiest thread's
-// when the subtrees go to the least loaded thread, heaviest first. (On road networks the top
-// stays a few percent of the work; where separators grow with the graph, as in grids, the top
-// levels hold much of it, and fewer subtrees win.) Work of a rank u: 1 + for each upward arc u-v,
-// 1 + the triangles it starts (later upward arcs of u) + v's upward arcs (the scan of v's row).
+// The elimination tree split into a top and subtrees (split_elimination_tree), the subtrees dealt
+// to the threads. Work of a rank u: 1 + for each upward arc u-v, 1 + the triangles it starts
+// (later upward arcs of u) + v's upward arcs (the scan of v's row).
 void Cch::plan_customization(int threads) {
   const auto n = parent_.size();
   CustomizationPlan& plan = plan_;
   plan = CustomizationPlan();
   plan.threads = threads;
-  std::vector<double> subtree_work(n, 0.0);
+  std::vector<double> work(n);
   for (std::size_t r = 0; r < n; ++r) {
-    double work = 1.0;
+    double w = 1.0;
     for (ArcIndex uv = arc_first_[r]; uv < arc_first_[r + 1]; ++uv) {
       const auto v = static_cast<std::size_t>(arc_head_[static_cast<std::size_t>(uv)]);
-      work += static_cast<double>(arc_first_[r + 1] - uv) + (arc_first_[v + 1] - arc_first_[v]);
+      w += static_cast<double>(arc_first_[r + 1] - uv) + (arc_first_[v + 1] - arc_first_[v]);
     }
-    subtree_work[r] += work;
-    if (parent_[r] != kNoVertex)
-      subtree_work[static_cast<std::size_t>(parent_[r])] += subtree_work[r];
+    work[r] = w;
   }
-  double total_work = 0.0;
-  for (std::size_t r = 0; r < n; ++r)
-    if (parent_[r] == kNoVertex) total_work += subtree_work[r];
-  // Children by parent: children[child_first[p]] .. children[child_first[p + 1] - 1]. (Scratch
-  // arrays live in the plan's own while it does not need them: fewer pages to map.)
-  std::vector<VertexIndex> child_first(n + 2, 0);
-  for (std::size_t r = 0; r < n; ++r)
-    if (parent_[r] != kNoVertex) ++child_first[static_cast<std::size_t>(parent_[r]) + 2];
-  for (std::size_t r = 0; r < n; ++r) child_first[r + 2] += child_first[r + 1];
-  std::vector<VertexIndex>& children = plan.ranks;
-  children.resize(n);
-  for (std::size_t r = 0; r < n; ++r)
-    if (parent_[r] != kNoVertex)
-      children[static_cast<std::size_t>(child_first[static_cast<std::size_t>(parent_[r]) + 1]++)] =
-          static_cast<VertexIndex>(r);
+  const detail::TreeSplit tree = detail::split_elimination_tree(parent_.data(), n, std::move(work),
+                                                                threads, kMaxSubtreesPerThread);
 
-  using Subtree = std::pair<double, VertexIndex>;  // (work, root)
-  const auto heavier = [](const Subtree& a, const Subtree& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  };
-  // The subtrees dealt to the threads, heaviest first to the least loaded; returns the loads.
-  std::vector<Subtree> sorted;
-  std::vector<double> load(static_cast<std::size_t>(threads));
-  const auto deal = [&](const std::vector<Subtree>& subtrees, std::vector<ArcIndex>* owner) {
-    sorted = subtrees;
-    std::sort(sorted.begin(), sorted.end(), heavier);
-    std::fill(load.begin(), load.end(), 0.0);
-    for (const auto& [work, root] : sorted) {
-      const auto lightest = std::min_element(load.begin(), load.end()) - load.begin();
-      load[static_cast<std::size_t>(lightest)] += work;
-      if (owner != nullptr)
-        (*owner)[static_cast<std::size_t>(root)] = static_cast<ArcIndex>(lightest);
-    }
-    return *std::max_element(load.begin(), load.end());
-  };
-
-  std::vector<Subtree> open;  // a heap, the heaviest first
-  for (std::size_t r = 0; r < n; ++r)
-    if (parent_[r] == kNoVertex) open.emplace_back(subtree_work[r], static_cast<VertexIndex>(r));
-  std::make_heap(open.begin(), open.end());
-  const std::size_t most = static_cast<std::size_t>(kMaxSubtreesPerThread) * threads;
-  const double small_enough = total_work / static_cast<double>(most);
-  std::vector<VertexIndex> opened;  // in order
-  double top_work = 0.0;
-  double best_time = deal(open, nullptr);
-  std::size_t best_opened = 0;
-  double best_top_work = 0.0;
-  while (!open.empty() && open.size() < most && open.front().first > small_enough) {
-    const auto [work, root] = open.front();
-    const auto r = static_cast<std::size_t>(root);
-    if (child_first[r] == child_first[r + 1]) break;  // a single rank: nothing to open
-    std::pop_heap(open.begin(), open.end());
-    open.pop_back();
-    opened.push_back(root);
-    top_work += work;
-    for (VertexIndex c = child_first[r]; c < child_first[r + 1]; ++c) {
-      const VertexIndex child = children[static_cast<std::size_t>(c)];
-      top_work -= subtree_work[static_cast<std::size_t>(child)];
-      open.emplace_back(subtree_work[static_cast<std::size_t>(child)], child);
-      std::push_heap(open.begin(), open.end());
-    }
-    const double time = top_work + deal(open, nullptr);
-    if (time < best_time) {
-      best_time = time;
-      best_opened = opened.size();
-      best_top_work = top_work;
-    }
-  }
-
-  // The best split again: the ranks opened up to it are the top; the subtrees hang below them.
-  // owner: a thread, or -1 for the top.
+  // owner: a thread, or -1 for the top; the subtrees' roots dealt, the rest where their parent is.
   std::vector<ArcIndex>& owner = plan.top_shift;
   owner.assign(n, -2);
-  for (std::size_t i = 0; i < best_opened; ++i) owner[static_cast<std::size_t>(opened[i])] = -1;
-  open.clear();
-  for (std::size_t r = 0; r < n; ++r) {
-    const VertexIndex p = parent_[r];
-    if (owner[r] != -1 && (p == kNoVertex || owner[static_cast<std::size_t>(p)] == -1))
-      open.emplace_back(subtree_work[r], static_cast<VertexIndex>(r));
-  }
-  deal(open, &owner);
-  for (std::size_t r = n; r-- > 0;)  // the rest where their parent is (parents rank higher)
+  for (VertexIndex r : tree.top) owner[static_cast<std::size_t>(r)] = -1;
+  std::vector<double> load(static_cast<std::size_t>(threads));
+  detail::deal_subtrees(tree.subtrees, load, &owner);
+  for (std::size_t r = n; r-- > 0;)  // parents rank higher
     if (owner[r] == -2) owner[r] = owner[static_cast<std::size_t>(parent_[r])];
 
+  plan.ranks.resize(n);
   plan.first.assign(static_cast<std::size_t>(threads) + 2, 0);
   for (std::size_t r = 0; r < n; ++r)
     ++plan.first[static_cast<std::size_t>(owner[r] < 0 ? threads : owner[r]) + 1];
@@ -234,11 +156,11 @@ void Cch::plan_customization(int threads) {
 
   CustomizationSplit& split = plan.split;
   split.threads = threads;
-  split.subtrees = static_cast<int>(open.size());
-  split.top_ranks = static_cast<VertexIndex>(best_opened);
+  split.subtrees = static_cast<int>(tree.subtrees.size());
+  split.top_ranks = static_cast<VertexIndex>(tree.top.size());
   split.top_arcs = plan.top_arcs;
-  split.top_work_share = total_work > 0 ? best_top_work / total_work : 0.0;
-  const double mean = (total_work - best_top_work) / threads;
+  split.top_work_share = tree.total_work > 0 ? tree.top_work / tree.total_work : 0.0;
+  const double mean = (tree.total_work - tree.top_work) / threads;
   split.busiest_thread = mean > 0 ? *std::max_element(load.begin(), load.end()) / mean : 1.0;
 }
 
