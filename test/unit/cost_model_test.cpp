@@ -278,18 +278,21 @@ TEST(CostModel, NamedEngineOnBothDevicesTakesTheCheaperDevice) {
   // device = gpu still means the GPU.
   EXPECT_EQ(select_engine(DeviceSetting::kGpu, "cch", d.problem, d.gpu, &d.costs).engine->device,
             Device::kGpu);
-  // Many sources of whole rows on the index: the GPU's sweeps.
-  d.costs.shape.sources = 4096;
-  d.costs.shape.targets_per_source = 0;
-  d.costs.shape.result_rows = 4096.0 * 3353;
-  d.costs.shape.result_cells = 4096.0 * 3353;
+  // A 10,000 x 10,000 matrix on New York's index: the GPU's sweeps (930 ms on the H200 host
+  // against 3,087 on its 16 cores, docs/results/road_table_h200.md).
+  d.costs.shape.sources = 10000;
+  d.costs.shape.targets_per_source = 10000;
+  d.costs.shape.compact_targets = true;
+  d.costs.shape.result_rows = 10000.0 * 10000;
+  d.costs.shape.result_cells = 10000.0 * 10000;
   d.costs.shape.vertices = d.problem.vertices = 264346;
   d.costs.shape.arcs = d.problem.arcs = 733846;
   d.costs.shape.index_arcs = 1550000;
   d.problem.many_source = true;
-  d.problem.source_count = 4096;
+  d.problem.source_count = 10000;
   EXPECT_EQ(select_engine(DeviceSetting::kAuto, "cch", d.problem, d.gpu, &d.costs).engine->device,
             Device::kGpu);
+  d.costs.shape.compact_targets = false;
   // No GPU estimate (a sparse graph's all pairs for blocked_fw): the GPU.
   d.costs.shape.dense = false;
   d.costs.shape.all_pairs = true;
@@ -717,6 +720,34 @@ TEST(Calibration, MeasuresTheCpu) {
             result.measured.end());
   ASSERT_FALSE(result.notes.empty());
   EXPECT_NE(result.notes.front().find("GPU speeds: built-in"), std::string::npos);
+}
+
+// Whole trees on the CPU's road index: sources share sweeps in lanes of 8, and once the work is a
+// few milliseconds every thread takes part, a lone tree too (the sweep plan's subtrees). One New
+// York tree on 16 threads is estimated at a fraction of its one-thread sweep, 8 trees at less than
+// 8 single sweeps on one thread, and 64 trees at less than 64 / 16 sweeps' time a thread.
+TEST(CostModel, RoadIndexTreesShareSweepsAndThreads) {
+  MachineSpeeds speeds;
+  CallCostShape shape;
+  shape.vertices = 264346;
+  shape.arcs = 733846;
+  shape.index_arcs = 1550000;
+  shape.kept_graph = true;
+  DeviceState state;
+  state.hardware_threads = 16;
+  const EngineInfo& cch = *find_engine("cch", Device::kCpu);
+  const auto trees = [&](int sources, int threads) {
+    shape.sources = sources;
+    shape.result_rows = 0;  // the sweeps alone (rows are priced alike either way)
+    shape.result_cells = 0;
+    state.cpu_threads = threads;
+    return estimate_call_ms(cch, shape, state, speeds);
+  };
+  const double one_alone = trees(1, 1);
+  EXPECT_LT(trees(1, 16), 0.5 * one_alone);
+  EXPECT_LT(trees(8, 1), 8 * 0.6 * one_alone);
+  EXPECT_LT(trees(64, 16), 64.0 / 16 * one_alone);
+  EXPECT_GT(trees(64, 16), trees(8, 16));
 }
 
 }  // namespace

@@ -443,10 +443,25 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
         const double unit_ns =
             shape.settled_path_unit_ns > 0 ? shape.settled_path_unit_ns : s.cpu_cch_settle_ns;
         return index_build_ms + work * unit_ns * 1e-6 + emit_ms;
-      } else {  // whole trees, one PHAST sweep each
-        compute = (S * (index_arcs_or_guess * s.cpu_cch_sweep_ns + query_us * 1e3) * 1e-6 +
-                   predecessor_ms) /
-                  speedup;
+      } else {
+        // Whole trees by PHAST, kSweepLanes sources a sweep (the CPU engine's lanes): a sweep of
+        // L lanes costs about 0.75 + 0.28 L one-source sweeps (New York on one core of the 2-core
+        // VM: 8 lanes 9.6 ms, one 3.2), cpu_cch_sweep_ns being the one-source sweep calibrated.
+        // The groups go one a thread, and groups left over sweep on every thread by the
+        // hierarchy's sweep plan, so even one tree takes every core once the work is a few
+        // milliseconds (2 ms with 8 threads or more, 5 below, as the engine decides).
+        constexpr double kSweepLanes = 8;
+        const double full_groups = std::floor(S / kSweepLanes);
+        const double last_lanes = S - full_groups * kSweepLanes;
+        const double sweeps = full_groups * (0.75 + 0.28 * kSweepLanes) +
+                              (last_lanes > 0 ? 0.75 + 0.28 * last_lanes : 0.0);
+        const double work_us = S * 0.01 * V;
+        const double threads_from_us = state.cpu_threads >= 8 ? 2000.0 : 5000.0;
+        const double sweep_speedup =
+            work_us < threads_from_us ? 1.0 : cpu_speedup(s, state, state.cpu_threads, graph_bytes);
+        compute = (sweeps * index_arcs_or_guess * s.cpu_cch_sweep_ns * 1e-6 + S * query_us * 1e-3) /
+                      sweep_speedup +
+                  predecessor_ms / speedup;
       }
       compute += index_build_ms;
     }
