@@ -412,7 +412,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       if (!index && (shape.kept_graph || shape.hop_depth <= 0 ||
                      shape.hop_depth < 0.5 * std::sqrt(std::max(1.0, V))))
         return -1;
-      if (shape.compact_targets) {
+      // More targets than the engine's buckets take (CpuCchEngine::kBucketTargets): their columns
+      // are read from whole sweeps, priced as trees below.
+      constexpr std::int64_t kBucketTargets = 8192;
+      if (shape.compact_targets && shape.targets_per_source <= kBucketTargets) {
         // Buckets: an upward search from each target, then from each source, which scans the
         // buckets of the ranks it reaches: about one entry per target at the top of the
         // hierarchy, so S x T scans. Without them a 10000 x 10000 matrix was estimated at a 40th
