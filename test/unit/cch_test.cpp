@@ -721,53 +721,68 @@ EdgeTable street_grid(int rows, int cols, int max_cost, unsigned seed) {
   return table;
 }
 
+// A hierarchy to test on: a graph and its contraction order.
+struct HierarchyCase {
+  std::string what;
+  Graph graph;
+  std::vector<VertexIndex> order;
+};
+
+// A street grid's order by its coordinates (holes may leave corner vertices out: each vertex's
+// coordinates by its id).
+std::vector<VertexIndex> street_order(const Graph& g, int rows, int cols) {
+  std::vector<double> x, y;
+  grid_coordinates(rows, cols, x, y);
+  std::vector<double> gx(static_cast<std::size_t>(g.vertex_count())), gy(gx.size());
+  for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
+    const auto cell = static_cast<std::size_t>(g.vertices.id(v) - 1);
+    gx[static_cast<std::size_t>(v)] = x[cell];
+    gy[static_cast<std::size_t>(v)] = y[cell];
+  }
+  return cch_order(g, gx.data(), gy.data());
+}
+
+// A random graph of `vertices` in `components` parts with zero weights (even seeds), real weights
+// (one seed in four), many ties (max weight 2, one in three), under nested dissection or an
+// arbitrary order.
+HierarchyCase random_case(unsigned seed, int vertices, int components, bool arbitrary_order) {
+  RandomGraphSpec spec;
+  spec.vertices = vertices;
+  spec.edges = spec.vertices * static_cast<int>(1 + seed % 3);
+  spec.integer_weights = seed % 4 != 1;
+  spec.zero_weights = seed % 2 == 0;
+  spec.max_weight = seed % 3 == 0 ? 2 : 100;
+  spec.components = components;
+  EdgeTable t = testing::random_edges(spec, seed);
+  Graph g = build_graph(t.view(), seed % 2 == 1);
+  std::vector<VertexIndex> order =
+      arbitrary_order ? random_order(g.vertex_count(), seed) : cch_order(g);
+  return {testing::describe(spec, seed) + (arbitrary_order ? " random order" : ""), std::move(g),
+          std::move(order)};
+}
+
 // The pruned, interleaved search gives exactly what the two whole walks gave: the same distance
 // and the same path arc for arc (zero-cost ties, unreachable targets and s == t included), which
 // is Dijkstra's distance; and the workspace is left as the next query expects, whether its arrays
 // are kept filled (after a sweep) or primed per walk.
 TEST(Cch, PrunedSearchAnswersAsTheWholeWalks) {
-  struct Case {
-    std::string what;
-    Graph graph;
-    std::vector<VertexIndex> order;
-  };
-  std::vector<Case> cases;
+  std::vector<HierarchyCase> cases;
   for (unsigned seed = 1; seed <= 8; ++seed) {
     const int rows = 12 + static_cast<int>(seed % 3) * 7,
               cols = 15 + static_cast<int>(seed % 4) * 5;
     EdgeTable streets = street_grid(rows, cols, seed % 2 == 0 ? 2 : 50, seed);
-    std::vector<double> x, y;
-    grid_coordinates(rows, cols, x, y);
     for (bool directed : {true, false}) {
       Graph g = build_graph(streets.view(), directed);
-      // Holes may leave corner vertices out: coordinates by each vertex's id.
-      std::vector<double> gx(static_cast<std::size_t>(g.vertex_count())), gy(gx.size());
-      for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
-        const auto cell = static_cast<std::size_t>(g.vertices.id(v) - 1);
-        gx[static_cast<std::size_t>(v)] = x[cell];
-        gy[static_cast<std::size_t>(v)] = y[cell];
-      }
-      std::vector<VertexIndex> order = cch_order(g, gx.data(), gy.data());
+      std::vector<VertexIndex> order = street_order(g, rows, cols);
       cases.push_back(
           {"streets seed " + std::to_string(seed) + (directed ? " directed" : " undirected"),
            std::move(g), std::move(order)});
     }
   }
-  for (unsigned seed = 1; seed <= 12; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 40 + static_cast<int>(seed * 41 % 300);
-    spec.edges = spec.vertices * static_cast<int>(1 + seed % 3);
-    spec.integer_weights = seed % 4 != 1;
-    spec.zero_weights = seed % 2 == 0;
-    spec.max_weight = seed % 3 == 0 ? 2 : 100;
-    spec.components = 1 + static_cast<int>(seed % 3);
-    EdgeTable t = testing::random_edges(spec, seed);
-    Graph g = build_graph(t.view(), seed % 2 == 1);
-    std::vector<VertexIndex> order =
-        seed % 4 == 0 ? random_order(g.vertex_count(), seed) : cch_order(g);
-    cases.push_back({testing::describe(spec, seed), std::move(g), std::move(order)});
-  }
-  for (Case& c : cases) {
+  for (unsigned seed = 1; seed <= 12; ++seed)
+    cases.push_back(random_case(seed, 40 + static_cast<int>(seed * 41 % 300),
+                                1 + static_cast<int>(seed % 3), seed % 4 == 0));
+  for (HierarchyCase& c : cases) {
     const Graph& g = c.graph;
     const VertexIndex n = g.vertex_count();
     const bool exact = g.integer_weights;
@@ -1185,44 +1200,18 @@ TEST(Cch, CancelStopsParallelCustomization) {
 // streets and ties with max_cost 2, one-way streets, holes), random graphs with zero weights, real
 // weights, several components (a forest of elimination trees, unreachable vertices) under nested
 // dissection and arbitrary orders (subtrees whose ranks are no range), a chain, and the smallest.
-struct SweepCase {
-  std::string what;
-  Graph graph;
-  std::vector<VertexIndex> order;
-};
-
-std::vector<SweepCase> sweep_cases() {
-  std::vector<SweepCase> cases;
+std::vector<HierarchyCase> sweep_cases() {
+  std::vector<HierarchyCase> cases;
   for (unsigned seed = 1; seed <= 4; ++seed) {
     const int rows = 20 + static_cast<int>(seed) * 5, cols = 30 + static_cast<int>(seed % 2) * 9;
     EdgeTable streets = street_grid(rows, cols, seed % 2 == 0 ? 2 : 40, seed);
-    std::vector<double> x, y;
-    grid_coordinates(rows, cols, x, y);
     Graph g = build_graph(streets.view(), seed != 3);
-    std::vector<double> gx(static_cast<std::size_t>(g.vertex_count())), gy(gx.size());
-    for (VertexIndex v = 0; v < g.vertex_count(); ++v) {
-      const auto cell = static_cast<std::size_t>(g.vertices.id(v) - 1);
-      gx[static_cast<std::size_t>(v)] = x[cell];
-      gy[static_cast<std::size_t>(v)] = y[cell];
-    }
-    std::vector<VertexIndex> order = cch_order(g, gx.data(), gy.data());
+    std::vector<VertexIndex> order = street_order(g, rows, cols);
     cases.push_back({"streets seed " + std::to_string(seed), std::move(g), std::move(order)});
   }
-  for (unsigned seed = 1; seed <= 8; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 50 + static_cast<int>(seed * 53 % 400);
-    spec.edges = spec.vertices * static_cast<int>(1 + seed % 3);
-    spec.integer_weights = seed % 4 != 1;
-    spec.zero_weights = seed % 2 == 0;
-    spec.max_weight = seed % 3 == 0 ? 2 : 100;
-    spec.components = 1 + static_cast<int>(seed % 4);
-    EdgeTable t = testing::random_edges(spec, seed);
-    Graph g = build_graph(t.view(), seed % 2 == 1);
-    std::vector<VertexIndex> order =
-        seed % 3 == 0 ? random_order(g.vertex_count(), seed) : cch_order(g);
-    cases.push_back({testing::describe(spec, seed) + (seed % 3 == 0 ? " random order" : ""),
-                     std::move(g), std::move(order)});
-  }
+  for (unsigned seed = 1; seed <= 8; ++seed)
+    cases.push_back(random_case(seed, 50 + static_cast<int>(seed * 53 % 400),
+                                1 + static_cast<int>(seed % 4), seed % 3 == 0));
   EdgeTable chain;
   for (int i = 0; i < 60; ++i) chain.add(i, i + 1, i % 3);
   Graph chain_graph = build_graph(chain.view(), true);
@@ -1248,7 +1237,7 @@ bool same_bits(const double* a, const double* b, std::size_t count) {
 // lanes grow from 1 to 8; one-to-one queries and one_to_all between sweeps).
 TEST(CchSweep, LanesAndThreadsAreBitIdenticalToOneToAll) {
   int range_subtrees = 0, listed_subtrees = 0, tops = 0;
-  for (SweepCase& c : sweep_cases()) {
+  for (HierarchyCase& c : sweep_cases()) {
     const Graph& g = c.graph;
     const VertexIndex n = g.vertex_count();
     const auto width = static_cast<std::size_t>(n);
