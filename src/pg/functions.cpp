@@ -192,8 +192,6 @@ void put_batch(ResultStore* result, const CallArguments& args, const ResultBatch
     int64* start_vid = nullptr;
     double* costs = nullptr;
     HeapTuple tuple = make_cost_array_row(result, width, &start_vid, &costs);
-    // The tuplestore copies each row as a minimal tuple.
-    prepare_large_chunks(tuple->t_len - MINIMAL_TUPLE_OFFSET, static_cast<int>(rows));
     if (batch.array_row_prefix != 0) {
       // The engine wrote each row after room for its tuple's header (CallOptions::
       // cost_array_row_prefix): the header goes there and the tuplestore copies the tuple from
@@ -597,7 +595,6 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   progress_begin(args->function);                // phase "reading"; an error clears it at abort
   const Settings settings = current_settings();  // read once for the whole call
   retain_freed_memory();
-  trim_kept_blocks();
 
   CallInputs in;
   read_call_inputs(args, settings, &in);

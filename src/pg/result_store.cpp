@@ -1,8 +1,6 @@
 // The result store (see result_store.hpp) and the memory context its tuples live in.
 // Core's plain C++ goes before the PostgreSQL headers result_store.hpp brings in.
 #include "base/common.hpp"
-#include "base/parallel.hpp"
-#include "base/parallel_for.hpp"
 #include "result_store.hpp"
 #include "retained_memory.hpp"
 
@@ -163,21 +161,19 @@ void* take_kept_block(std::size_t bytes, std::size_t* mapped_bytes) {
   return memory;
 }
 
-std::size_t kept_room() {
-  return std::max(kFirstBlockBytes, retained_memory_bytes());
-}
-
 // Keeps a freed populated block where the setting leaves room; false: unmap it.
 bool keep_block(void* memory, std::size_t bytes) {
-  if (g_kept_count == kMostKeptBlocks || g_kept_bytes + bytes > kept_room()) return false;
+  const std::size_t room = std::max(kFirstBlockBytes, retained_memory_bytes());
+  // A lowered setting: the oldest kept blocks go first.
+  while (g_kept_count > 0 && g_kept_bytes > room) {
+    munmap(g_kept_blocks[0].memory, g_kept_blocks[0].bytes);
+    g_kept_bytes -= g_kept_blocks[0].bytes;
+    g_kept_blocks[0] = g_kept_blocks[--g_kept_count];
+  }
+  if (g_kept_count == kMostKeptBlocks || g_kept_bytes + bytes > room) return false;
   g_kept_blocks[g_kept_count++] = {memory, bytes};
   g_kept_bytes += bytes;
   return true;
-}
-
-// The block a large chunk of `size` bytes is mapped with.
-std::size_t large_block_bytes(std::size_t size) {
-  return page_round(kBlockHeaderBytes + kChunkHeaderBytes + size);
 }
 
 ArenaBlock* map_block(std::size_t bytes, bool populate) {
@@ -207,7 +203,7 @@ void unmap_block(ArenaContext* arena, ArenaBlock* block) {
 }
 
 void* arena_alloc_large(ArenaContext* arena, Size size) {
-  const std::size_t bytes = large_block_bytes(size);
+  const std::size_t bytes = page_round(kBlockHeaderBytes + kChunkHeaderBytes + size);
   // Under 2 MB not populated: repalloc may grow it by mremap (the tuplestore's pointer array),
   // and its pages are written in order anyway. From 2 MB on (a tuple of a New York tree as an
   // array) on huge pages, populated: 4 kB faults were half the time of writing such rows (the
@@ -371,53 +367,11 @@ MemoryContext create_row_arena(MemoryContext parent) {
                       "gpu_routing result rows");
   return &arena->header;
 }
-}  // namespace
-
-void trim_kept_blocks() {
-  // A lowered setting, or blocks prepared for a batch and not taken: the oldest go first.
-  const std::size_t room = kept_room();
-  while (g_kept_count > 0 && g_kept_bytes > room) {
-    munmap(g_kept_blocks[0].memory, g_kept_blocks[0].bytes);
-    g_kept_bytes -= g_kept_blocks[0].bytes;
-    g_kept_blocks[0] = g_kept_blocks[--g_kept_count];
-  }
-}
-
-void prepare_large_chunks(std::size_t size, int count) {
-  // Only where cores are many: on 2 cores the population beside the engine's next batch cost
-  // more than it saved (64 New York trees: rows 23 -> 107 ms).
-  constexpr int kPopulatingThreads = 4;
-  const int cores = resolve_thread_count(0);
-  if (cores < 8) return;
-  const std::size_t bytes = large_block_bytes(size);
-  if (bytes < kHugePageBytes || count <= 0) return;
-  int ready = 0;
-  for (int i = 0; i < g_kept_count; ++i)
-    ready += g_kept_blocks[i].bytes >= bytes && g_kept_blocks[i].bytes - bytes <= bytes / 8;
-  const int wanted = std::min(count - ready, kMostKeptBlocks - g_kept_count);
-  if (wanted <= 0 || static_cast<std::size_t>(wanted) * bytes < (std::size_t{8} << 20)) return;
-  void* mapped[kMostKeptBlocks];
-  // mmap, advice and population are system calls only: safe on worker threads.
-  parallel_for_each(wanted, std::min(wanted, kPopulatingThreads),
-                    [&](int i, int) { mapped[i] = map_on_huge_pages(bytes); });
-  for (int i = 0; i < wanted; ++i) {
-    if (mapped[i] == MAP_FAILED) continue;  // the tuplestore's own allocation will report it
-    g_kept_blocks[g_kept_count++] = {mapped[i], bytes};
-    g_kept_bytes += bytes;
-  }
-}
-
-namespace {
-
 #else
 // Later versions keep a chunk's context elsewhere; a generation context packs tuples as tightly.
 MemoryContext create_row_arena(MemoryContext parent) {
   return GenerationContextCreate(parent, "gpu_routing result rows", ALLOCSET_DEFAULT_SIZES);
 }
-}  // namespace
-void trim_kept_blocks() {}
-void prepare_large_chunks(std::size_t, int) {}
-namespace {
 #endif
 
 // One arena per call site (FmgrInfo), created on its first call and kept in fn_extra: a function

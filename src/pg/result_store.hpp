@@ -54,14 +54,6 @@ ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool ran
 // (ERRCODE_PROGRAM_LIMIT_EXCEEDED).
 HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int64** start_vid,
                               double** costs);
-// Before a batch of `count` tuples of `size` bytes each that the tuplestore is about to copy
-// into the row arena (trees as arrays: 2 MB each on New York): their blocks mapped and populated
-// now on a few threads, beyond gpu_routing.retained_memory until the next call trims them, on
-// machines of 8 cores or more (the backend otherwise populates each as its copy comes).
-void prepare_large_chunks(std::size_t size, int count);
-// At a call's start: the kept blocks back within gpu_routing.retained_memory.
-void trim_kept_blocks();
-
 // The bytes of such a row before its costs (its header, the bigint and the array's header): a
 // multiple of 8, the same for every width.
 std::size_t cost_array_row_prefix();

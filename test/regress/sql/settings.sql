@@ -32,8 +32,8 @@ SHOW gpu_routing.retained_memory;
 SET gpu_routing.retained_memory = -1;
 SET gpu_routing.retained_memory = '2GB';
 -- Rows of 2.4 MB (a chain of 300,001 vertices, four trees as arrays a call) come from kept
--- blocks, blocks populated ahead of the batch (machines of 8 cores or more) and the kept heap,
--- whatever was there before, under every setting: each call's rows are whole.
+-- blocks and the kept heap, whatever was there before, under every setting: each call's rows
+-- are whole.
 CREATE TEMP TABLE chain AS SELECT id, id AS source, id + 1 AS target, 1.0::float8 AS cost
   FROM generate_series(1, 300000) id;
 CREATE FUNCTION pg_temp.tree_rows(start bigint)
