@@ -18,12 +18,11 @@ namespace {
 
 // Rows of distances (and predecessors) held at once: batches are cut to stay under this.
 constexpr std::size_t kBatchRowBytes = std::size_t{512} << 20;
-// Rows a batch holds on the CPU, where a batch's size is the engine's to spread over its threads:
-// whole trees as arrays are cut to about this much, so the next batch is computed while the
-// backend writes this one and the two buffers they rotate through are faulted in once, small
-// enough to stay in the heap that gpu_routing.retained_memory keeps (New York: 15 trees a batch;
-// 64 trees in one batch faulted in 135 MB of fresh pages each call and wrote nothing until all
-// were computed); cost-matrix rows are gathered up to it (below).
+// Whole trees as arrays on the CPU: batches of about this many bytes of rows, so the next batch
+// is computed while the backend writes this one and the two buffers they rotate through are faulted
+// in once, small enough to stay in the heap that gpu_routing.retained_memory keeps (New York: 15
+// trees a batch; 64 trees in one batch faulted in 135 MB of fresh pages each call and wrote nothing
+// until all were computed).
 constexpr std::size_t kTreeArrayBatchBytes = std::size_t{32} << 20;
 
 void sort_unique(std::vector<VertexIndex>& v) {
@@ -292,13 +291,16 @@ void RoutingCall::prepare() {
     batch_cap = std::max<std::size_t>(
         1, kTreeArrayBatchBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
   std::size_t preferred = static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size()));
-  // Cost-matrix rows on the CPU (a bucket row takes tens of microseconds): up to 32 MB of rows a
-  // batch, so that the engine spreads a call's sources over every thread at once. In batches of
-  // 16 sources a thread the last, short one ran on one thread (New York 1000 x 1000 on the H200
-  // host: 40 rows alone, about 4 ms of the call's 6.6).
+  // Cost-matrix rows on the CPU (a bucket row takes tens of microseconds): up to 8 MB of rows a
+  // batch, so that a batch is work enough for the engine to spread over every thread. In
+  // batches of 16 sources a thread each batch of New York 1000 x 1000 on 2 cores was under the
+  // engine's threshold for threads and ran on one (60-70 ms; 26 ms in one batch). Larger batches
+  // fault in their fresh rows on every batch: 3000 x 3000 in 32 MB batches took 64 ms on the
+  // H200 host against 45 in batches of 240 rows.
+  constexpr std::size_t kCostMatrixBatchBytes = std::size_t{8} << 20;
   if (compact_rows_ && engine_->device() == Device::kCpu && !remote_engine_)
     preferred = std::max(
-        preferred, kTreeArrayBatchBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
+        preferred, kCostMatrixBatchBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
   batch_size_ = static_cast<int>(
       std::max<std::size_t>(1, std::min({preferred, batch_cap, source_indices_.size()})));
   row_stride_ = row_width_;
