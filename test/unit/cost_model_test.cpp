@@ -245,16 +245,16 @@ TEST(CostModel, LargeMatricesOnTheIndexPriceBothDevices) {
   }
   // 10000 x 10000: more targets than buckets take, so the CPU sweeps 8 sources at a time on
   // every core; the two came out near each other on the H200 host (1,131 ms on the CPU, 1,054 on
-  // the GPU, docs/results/road_table_h200.md), and so do the estimates: either is auto's pick
-  // within a third of the other's estimate (before the lanes the CPU took 3.1-4.0 s).
+  // the GPU, docs/results/road_table_h200.md), and so do the estimates: neither is more than
+  // half as much again as the other (before the lanes the CPU took 3.1-4.0 s).
   const EngineInfo* chosen = matrix(10000);
   EXPECT_STREQ(chosen->name, "cch");
   const double cpu = estimate_call_ms(*find_engine("cch", Device::kCpu), d.costs.shape,
                                       d.costs.state, d.costs.speeds);
   const double gpu = estimate_call_ms(*find_engine("cch", Device::kGpu), d.costs.shape,
                                       d.costs.state, d.costs.speeds);
-  EXPECT_GT(cpu, 0.75 * gpu) << d.last.reason;
-  EXPECT_LT(cpu, 1.33 * gpu) << d.last.reason;
+  EXPECT_GT(cpu * 1.5, gpu) << d.last.reason;
+  EXPECT_LT(cpu, 1.5 * gpu) << d.last.reason;
 }
 
 // A named engine both devices have, with the device at auto: the device of the smaller estimate;
@@ -756,6 +756,16 @@ TEST(CostModel, RoadIndexTreesShareSweepsAndThreads) {
   EXPECT_LT(trees(8, 1), 8 * 0.6 * one_alone);
   EXPECT_LT(trees(64, 16), 64.0 / 16 * one_alone);
   EXPECT_GT(trees(64, 16), trees(8, 16));
+  // As arrays (a row a source) the engine's rows are handed over, not copied on the batch thread
+  // cell by cell as rows of (source, vertex, cost) are.
+  const double sweeps_alone = trees(64, 16);
+  shape.result_rows = 64;
+  shape.result_cells = 64.0 * shape.vertices;
+  const double as_arrays = estimate_call_ms(cch, shape, state, speeds);
+  shape.result_rows = shape.result_cells;
+  const double as_rows = estimate_call_ms(cch, shape, state, speeds);
+  EXPECT_LT(as_arrays, sweeps_alone + 0.1 * (as_rows - sweeps_alone));
+  EXPECT_GT(as_rows, as_arrays);
 }
 
 }  // namespace

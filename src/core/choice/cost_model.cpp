@@ -468,7 +468,10 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       }
       compute += index_build_ms;
     }
-    compute += shape.result_cells * s.cpu_row_cell_ns * 1e-6;  // on the batch thread alone
+    // Rows copied out of the engine's on the batch thread alone; arrays (a row a source) are
+    // the engine's rows themselves, handed over and written in place, as the GPU service's are.
+    if (shape.result_rows >= shape.result_cells)
+      compute += shape.result_cells * s.cpu_row_cell_ns * 1e-6;
     return with_rows(compute, emit_ms, batches_of(shape.sources, batch), shared_cores);
   }
 
