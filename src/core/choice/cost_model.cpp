@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cpu/cch_engine_policy.hpp"
 #include "road_index/cch.hpp"
 #include "base/predecessors.hpp"
 
@@ -412,10 +413,9 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       if (!index && (shape.kept_graph || shape.hop_depth <= 0 ||
                      shape.hop_depth < 0.5 * std::sqrt(std::max(1.0, V))))
         return -1;
-      // More targets than the engine's buckets take (CpuCchEngine::kBucketTargets): their columns
-      // are read from whole sweeps, priced as trees below.
-      constexpr std::int64_t kBucketTargets = 8192;
-      if (shape.compact_targets && shape.targets_per_source <= kBucketTargets) {
+      // More targets than the engine's buckets take: their columns are read from whole sweeps,
+      // priced as trees below.
+      if (shape.compact_targets && shape.targets_per_source <= cch_engine::kBucketTargets) {
         // Buckets: an upward search from each target, then from each source, which scans the
         // buckets of the ranks it reaches: about one entry per target at the top of the
         // hierarchy, so S x T scans. Without them a 10000 x 10000 matrix was estimated at a 40th
@@ -452,16 +452,16 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
         // VM: 8 lanes 9.6 ms, one 3.2), cpu_cch_sweep_ns being the one-source sweep calibrated.
         // The groups go one a thread, and groups left over sweep on every thread by the
         // hierarchy's sweep plan, so even one tree takes every core once the work is a few
-        // milliseconds (2 ms with 8 threads or more, 5 below, as the engine decides).
-        constexpr double kSweepLanes = 8;
+        // milliseconds, as the engine decides (cch_engine::sweep_threads).
+        constexpr double kSweepLanes = cch_engine::kSweepLanes;
         const double full_groups = std::floor(S / kSweepLanes);
         const double last_lanes = S - full_groups * kSweepLanes;
         const double sweeps = full_groups * (0.75 + 0.28 * kSweepLanes) +
                               (last_lanes > 0 ? 0.75 + 0.28 * last_lanes : 0.0);
-        const double work_us = S * 0.01 * V;
-        const double threads_from_us = state.cpu_threads >= 8 ? 2000.0 : 5000.0;
         const double sweep_speedup =
-            work_us < threads_from_us ? 1.0 : cpu_speedup(s, state, state.cpu_threads, graph_bytes);
+            cch_engine::sweep_threads(cch_engine::sweep_work_us(S, V), state.cpu_threads) == 1
+                ? 1.0
+                : cpu_speedup(s, state, state.cpu_threads, graph_bytes);
         compute = (sweeps * index_arcs_or_guess * s.cpu_cch_sweep_ns * 1e-6 + S * query_us * 1e-3) /
                       sweep_speedup +
                   predecessor_ms / speedup;

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "cpu/apsp_floyd_warshall.hpp"
+#include "cpu/cch_engine_policy.hpp"
 #include "road_index/cch.hpp"
 #include "engine/engine.hpp"
 #include "base/parallel.hpp"
@@ -83,9 +84,6 @@ class CpuCchEngine final : public ShortestPathEngine {
       : ShortestPathEngine(graph, options), threads_(resolve_thread_count(options.threads)) {
     report_.device_name = cpu_device_name(threads_);
   }
-  // Cost matrices up to this many targets go by buckets (see solve()).
-  static constexpr int kBucketTargets = 8192;
-
   const char* name() const override { return "cch"; }
   Device device() const override { return Device::kCpu; }
   int preferred_batch_size() const override { return std::max(1, threads_ * 16); }
@@ -121,9 +119,9 @@ class CpuCchEngine final : public ShortestPathEngine {
     const Cch& cch = index();
     const bool compact = request.compact_targets && request.targets != nullptr;
     // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past
-    // kBucketTargets targets the buckets (a few hundred entries per target) would outgrow a
-    // sweep's row, so the sources sweep and keep their targets' columns, as whole rows do.
-    if (compact && request.target_count <= kBucketTargets)
+    // cch_engine::kBucketTargets targets the sources sweep and keep their targets' columns, as
+    // whole rows do.
+    if (compact && request.target_count <= cch_engine::kBucketTargets)
       solve_by_buckets(request, cch);
     else
       solve_by_sweeps(request, cch, compact);
@@ -132,17 +130,7 @@ class CpuCchEngine final : public ShortestPathEngine {
   }
 
  private:
-  // Sources per PHAST sweep (Cch::many_to_all): one pass over the hierarchy's arcs serves them
-  // all. New York on one core of the 2-core VM: 1.2 ms a tree in lanes of 8, 1.5 in lanes of 4,
-  // 3.2 one by one.
-  static constexpr int kSweepLanes = 8;
-  // Sweeps go on threads from this much estimated work, as bucket rows do; with 8 threads or more
-  // from kManySweepThreadsFromUs, so that one New York tree (264k ranks, 2.6 ms by the estimate,
-  // 3.2 measured on one core of the 2-core VM, 1.7 on its two by the sweep plan) sweeps on all
-  // of them. On 2 cores a parallel region next to other work can wait milliseconds for a core
-  // (Rome's tree: 0.02 ms on one thread, 7.9 on two while another build ran).
-  static constexpr double kSweepThreadsFromUs = 5000.0;
-  static constexpr double kManySweepThreadsFromUs = 2000.0;
+  static constexpr int kSweepLanes = cch_engine::kSweepLanes;
 
   void solve_by_buckets(const SolveRequest& request, const Cch& cch) {
     // One source, one target: the point-to-point query walks the same two chains as a bucket
@@ -199,9 +187,8 @@ class CpuCchEngine final : public ShortestPathEngine {
     const std::size_t stride = request.row_stride != 0 ? request.row_stride : width;
     const int sources = request.source_count;
     const int groups = (sources + kSweepLanes - 1) / kSweepLanes;
-    const double work_us = sources * 0.01 * static_cast<double>(n);
-    const double threads_from = threads_ >= 8 ? kManySweepThreadsFromUs : kSweepThreadsFromUs;
-    const int threads = work_us < threads_from ? 1 : threads_;
+    const int threads = cch_engine::sweep_threads(
+        cch_engine::sweep_work_us(sources, static_cast<double>(n)), threads_);
     const int alone = threads == 1 ? groups : groups / threads * threads;
     reserve_workspaces(std::max(1, std::min(threads, alone)));
     const bool predecessors = request.predecessor_arcs != nullptr && !compact;
