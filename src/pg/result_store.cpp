@@ -445,6 +445,26 @@ ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool ran
   return result;
 }
 
+namespace {
+
+// Where a (bigint, float8[]) row's parts lie from its header on, as heap_form_tuple lays out a row
+// without NULLs: the header, then each column at its alignment (the array keeps its 4-byte
+// varlena header: it is far too long for a short one). The same for every width.
+struct CostArrayLayout {
+  Size hoff, id_offset, array_offset;
+  Size costs_offset() const { return hoff + array_offset + ARR_OVERHEAD_NONULLS(1); }
+};
+
+CostArrayLayout cost_array_layout(char id_align, char array_align) {
+  CostArrayLayout layout;
+  layout.hoff = MAXALIGN(offsetof(HeapTupleHeaderData, t_bits));
+  layout.id_offset = att_align_nominal(0, id_align);
+  layout.array_offset = att_align_nominal(layout.id_offset + sizeof(int64), array_align);
+  return layout;
+}
+
+}  // namespace
+
 HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int64** start_vid,
                               double** costs) {
   const TupleDesc desc = result->desc;
@@ -453,11 +473,10 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
   if (desc->natts != 2 || id->atttypid != INT8OID || array->atttypid != FLOAT8ARRAYOID)
     elog(ERROR, "gpu_routing: a cost array row must be (bigint, float8[])");
   const Size array_bytes = ARR_OVERHEAD_NONULLS(1) + width * sizeof(double);
-  // The layout heap_form_tuple gives a row without NULLs: the header, then each column at its
-  // alignment (the array keeps its 4-byte varlena header: it is far too long for a short one).
-  const Size hoff = MAXALIGN(offsetof(HeapTupleHeaderData, t_bits));
-  const Size id_offset = att_align_nominal(0, id->attalign);
-  const Size array_offset = att_align_nominal(id_offset + sizeof(int64), array->attalign);
+  const CostArrayLayout layout = cost_array_layout(id->attalign, array->attalign);
+  const Size hoff = layout.hoff;
+  const Size id_offset = layout.id_offset;
+  const Size array_offset = layout.array_offset;
   const Size length = hoff + array_offset + array_bytes;
   if (!AllocSizeIsValid(HEAPTUPLESIZE + length))
     ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -495,10 +514,8 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
 }
 
 std::size_t cost_array_row_prefix() {
-  const Size hoff = MAXALIGN(offsetof(HeapTupleHeaderData, t_bits));
-  const Size id_offset = att_align_nominal(0, TYPALIGN_DOUBLE);
-  const Size array_offset = att_align_nominal(id_offset + sizeof(int64), TYPALIGN_DOUBLE);
-  return hoff + array_offset + ARR_OVERHEAD_NONULLS(1);
+  // bigint and float8[] are both double-aligned.
+  return cost_array_layout(TYPALIGN_DOUBLE, TYPALIGN_DOUBLE).costs_offset();
 }
 
 ResultStore* begin_result_store(FunctionCallInfo fcinfo, std::size_t rows_in_memory_bytes) {

@@ -283,13 +283,16 @@ void RoutingCall::prepare() {
   compact_rows_ = kind_ == CallKind::kCostMatrix && !all_targets_ && targets_of_.empty() &&
                   engine_->supports_compact_targets();
   row_width_ = compact_rows_ ? shared_targets_.size() : vertex_count;
+  // Rows of row_width_ distances that `bytes` hold (at least one).
+  const auto rows_in = [&](std::size_t bytes) {
+    return std::max<std::size_t>(1, bytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
+  };
+  const bool local_cpu = engine_->device() == Device::kCpu && !remote_engine_;
   std::size_t batch_cap = rows_cap;
   if (compact_rows_)
-    batch_cap = std::max<std::size_t>(
-        1, kBatchRowBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
-  else if (options_.cost_arrays && engine_->device() == Device::kCpu && !remote_engine_)
-    batch_cap = std::max<std::size_t>(
-        1, kTreeArrayBatchBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
+    batch_cap = rows_in(kBatchRowBytes);
+  else if (options_.cost_arrays && local_cpu)
+    batch_cap = rows_in(kTreeArrayBatchBytes);
   std::size_t preferred = static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size()));
   // Cost-matrix rows on the CPU (a bucket row takes tens of microseconds): up to 8 MB of rows a
   // batch, so that a batch is work enough for the engine to spread over every thread. In
@@ -298,9 +301,7 @@ void RoutingCall::prepare() {
   // fault in their fresh rows on every batch: 3000 x 3000 in 32 MB batches took 64 ms on the
   // H200 host against 45 in batches of 240 rows.
   constexpr std::size_t kCostMatrixBatchBytes = std::size_t{8} << 20;
-  if (compact_rows_ && engine_->device() == Device::kCpu && !remote_engine_)
-    preferred = std::max(
-        preferred, kCostMatrixBatchBytes / std::max<std::size_t>(row_width_ * sizeof(double), 1));
+  if (compact_rows_ && local_cpu) preferred = std::max(preferred, rows_in(kCostMatrixBatchBytes));
   batch_size_ = static_cast<int>(
       std::max<std::size_t>(1, std::min({preferred, batch_cap, source_indices_.size()})));
   row_stride_ = row_width_;

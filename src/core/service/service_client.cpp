@@ -24,9 +24,10 @@ RequestSlot* slot_at(ControlHeader* header, int index) {
 
 // The answer out of the exchange segment: large ones (from 8 MB) on every core. One thread took
 // 0.2 s for 10,000 New York rows to 10,000 targets (800 MB), bound by page faults on both sides.
+constexpr std::size_t kParallelCopyFrom = std::size_t{8} << 20;
+
 void copy_out(void* to, const char* from, std::size_t bytes) {
-  constexpr std::size_t kParallelFrom = std::size_t{8} << 20;
-  if (bytes < kParallelFrom)
+  if (bytes < kParallelCopyFrom)
     std::memcpy(to, from, bytes);
   else
     parallel_copy(to, from, bytes, resolve_thread_count(0));
@@ -42,7 +43,7 @@ void copy_rows_out(double* to, std::size_t stride, const char* from, std::size_t
   }
   const auto* packed = reinterpret_cast<const double*>(from);
   const std::size_t row_bytes = width * sizeof(double);
-  const int threads = rows * row_bytes < (std::size_t{8} << 20) ? 1 : resolve_thread_count(0);
+  const int threads = rows * row_bytes < kParallelCopyFrom ? 1 : resolve_thread_count(0);
   parallel_for_each(static_cast<int>(rows), threads, [&](int r, int) {
     std::memcpy(to + static_cast<std::size_t>(r) * stride,
                 packed + static_cast<std::size_t>(r) * width, row_bytes);
