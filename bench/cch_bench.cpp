@@ -203,6 +203,120 @@ void run_sweeps(const std::string& name, const Cch& cch, int threads, int runs) 
   sweep_rows.push_back(line);
 }
 
+// Cost matrices on `threads` threads, printed after the sweeps: k x k between random vertices
+// by buckets with columns (the CPU engine's way up to its bucket limit), by buckets scattered
+// (no columns), and by sweeps kept to the targets (its way past the limit), each source group
+// on a thread as the engine deals them. The buckets' filling is timed apart. Every matrix is
+// checked bit for bit against the first, and its first rows against the CPU Dijkstra.
+std::vector<std::string> matrix_rows;
+
+void run_matrices(const std::string& name, const Graph& graph, const Cch& cch, int threads,
+                  int runs) {
+  const VertexIndex n = cch.vertex_count();
+  std::vector<std::unique_ptr<CchWorkspace>> workspaces;
+  std::vector<CchWorkspace*> workspace_of;
+  for (int t = 0; t < std::max(threads, 1); ++t) {
+    workspaces.push_back(std::make_unique<CchWorkspace>(n));
+    workspace_of.push_back(workspaces.back().get());
+  }
+  DijkstraWorkspace dijkstra(n, graph.integer_weights ? graph.max_weight : -1.0);
+  std::vector<double> reference(static_cast<std::size_t>(n));
+  for (const int k : {1000, 3000, 10000}) {
+    if (k > n) break;
+    std::mt19937_64 rng(static_cast<std::uint64_t>(k));
+    std::uniform_int_distribution<VertexIndex> pick(0, n - 1);
+    std::vector<VertexIndex> sources, targets;
+    for (int i = 0; i < k; ++i) {
+      sources.push_back(pick(rng));
+      targets.push_back(pick(rng));
+    }
+    const auto cells = static_cast<std::size_t>(k) * static_cast<std::size_t>(k);
+    std::vector<double> first(cells, -1.0), matrix(cells, -1.0);
+    int mismatches = 0;
+    for (int i = 0; i < 3; ++i) {
+      dijkstra.run(graph.forward, sources[static_cast<std::size_t>(i)], reference.data(), nullptr,
+                   0, CancelToken());
+      for (int j = 0; j < k; ++j)
+        first[static_cast<std::size_t>(i) * k + j] =
+            reference[static_cast<std::size_t>(targets[static_cast<std::size_t>(j)])];
+    }
+    // Buckets: fill, then rows in groups of kGroup sources a thread.
+    constexpr int kGroup = 8;
+    const auto by_buckets = [&](int column_share, double* fill_ms) {
+      CchBuckets buckets;
+      std::vector<double> fills, rows_ms;
+      for (int r = 0; r < runs + 1; ++r) {
+        const double f = time_ms([&] {
+          cch.fill_buckets(targets.data(), k, buckets, workspace_of.data(), threads, column_share);
+        });
+        const double t = time_ms([&] {
+          parallel_for_each((k + kGroup - 1) / kGroup, threads, [&](int g, int thread) {
+            const int at = g * kGroup;
+            const int count = std::min(kGroup, k - at);
+            double* rows[kGroup];
+            for (int i = 0; i < count; ++i)
+              rows[i] = matrix.data() + static_cast<std::size_t>(at + i) * k;
+            cch.rows_from_buckets(sources.data() + at, count, rows, buckets,
+                                  *workspace_of[static_cast<std::size_t>(thread)]);
+          });
+        });
+        if (r > 0) {
+          fills.push_back(f);
+          rows_ms.push_back(t);
+        }
+      }
+      *fill_ms = median(fills);
+      return median(rows_ms);
+    };
+    const auto by_sweeps = [&] {
+      std::vector<double> ms;
+      constexpr int kLanes = Cch::kMaxSweepLanes;
+      for (int r = 0; r < runs + 1; ++r) {
+        const double t = time_ms([&] {
+          parallel_for_each((k + kLanes - 1) / kLanes, threads, [&](int g, int thread) {
+            const int at = g * kLanes;
+            const int count = std::min(kLanes, k - at);
+            double* rows[kLanes];
+            for (int i = 0; i < count; ++i)
+              rows[i] = matrix.data() + static_cast<std::size_t>(at + i) * k;
+            Cch::SweepOptions options;
+            options.targets = targets.data();
+            options.target_count = k;
+            cch.many_to_all(sources.data() + at, count, rows,
+                            *workspace_of[static_cast<std::size_t>(thread)], options);
+          });
+        });
+        if (r > 0) ms.push_back(t);
+      }
+      return median(ms);
+    };
+    // Against the Dijkstra rows, then against the first matrix, whole.
+    const auto check = [&](bool whole) {
+      for (int i = 0; i < 3; ++i)
+        if (std::memcmp(matrix.data() + static_cast<std::size_t>(i) * k,
+                        first.data() + static_cast<std::size_t>(i) * k, k * sizeof(double)))
+          ++mismatches;
+      if (whole && std::memcmp(matrix.data(), first.data(), cells * sizeof(double))) ++mismatches;
+    };
+    double columns_fill = 0, scattered_fill = 0;
+    const double columns_ms = by_buckets(kBucketColumnShare, &columns_fill);
+    check(false);
+    first.swap(matrix);
+    const double scattered_ms = by_buckets(0, &scattered_fill);
+    check(true);
+    const double sweeps_ms = k <= 3000 || threads > 2 ? by_sweeps() : -1.0;
+    if (sweeps_ms >= 0) check(true);
+    char line[400];
+    std::snprintf(
+        line, sizeof line, "| %s | %d x %d | %d | %.1f | %.1f | %.1f | %.1f | %s | %d |",
+        name.c_str(), k, k, threads, columns_fill, columns_ms, scattered_fill, scattered_ms,
+        sweeps_ms >= 0 ? std::to_string(static_cast<int>(sweeps_ms + 0.5)).c_str() : "not run",
+        mismatches);
+    std::fprintf(stderr, "%s\n", line);
+    matrix_rows.push_back(line);
+  }
+}
+
 void run(const std::string& name, const Graph& graph, const std::vector<double>* x,
          const std::vector<double>* y, int queries, int reps, int threads) {
   const VertexIndex n = graph.vertex_count();
@@ -279,6 +393,7 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
       cch->elimination_tree_height(), median(cch_us), median(path_us), median(dijkstra_us),
       median(phast_ms), median(dijkstra_all_ms), mismatches);
   run_sweeps(name, *cch, threads, std::max(reps, 5));
+  run_matrices(name, graph, *cch, threads, std::max(reps, 3));
 }
 
 }  // namespace
@@ -327,5 +442,18 @@ int main(int argc, char** argv) {
       "| 8 lanes, parallel plan | mismatches |\n");
   std::printf("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const std::string& line : sweep_rows) std::printf("%s\n", line.c_str());
+  std::printf(
+      "\nCost matrices k x k between random vertices on `threads` threads (ms, medians of "
+      "max(reps, 3)): the buckets' filling, then their rows in groups of 8 sources a thread, with "
+      "columns (ranks reaching a %dth of the targets or more) and scattered; sweeps kept to the "
+      "targets, 8 sources a sweep, a group a thread (not run at 10,000 on 2 threads or fewer: "
+      "minutes). Every matrix bit-identical to the first, and its first rows to Dijkstra's, or "
+      "counted.\n\n",
+      kBucketColumnShare);
+  std::printf(
+      "| graph | matrix | threads | fill, columns | rows, columns | fill, scattered | rows, "
+      "scattered | sweeps | mismatches |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::string& line : matrix_rows) std::printf("%s\n", line.c_str());
   return 0;
 }

@@ -69,7 +69,7 @@ cp gpu_routing.so gpu_routing.control sql/gpu_routing--*.sql "$stage/ext/"
 # The GPU service's program, which `make install` puts beside the library (install-service).
 [ -x "$build/gpu_routing_service" ] || die "$build/gpu_routing_service was not built"
 cp "$build/gpu_routing_service" "$stage/ext/"
-for b in test/unit/gpu_tests bench/near_far_bench bench/sssp_bench bench/apsp_bench bench/sql_bench bench/phast_bench; do
+for b in test/unit/gpu_tests bench/near_far_bench bench/sssp_bench bench/apsp_bench bench/sql_bench bench/phast_bench bench/cch_bench; do
   [ -x "$build/$b" ] || die "$build/$b was not built (GoogleTest and libpq come from scripts/setup.sh)"
   cp "$build/$b" "$stage/bin/"
 done

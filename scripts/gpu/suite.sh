@@ -63,6 +63,9 @@
 #                       SQL (bench/index_customization_bench.sh) on a server without the service
 #   sql-index           the road index vs Dijkstra on kept graphs vs pgRouting, New York and Rome, on
 #                       the machine's CPU cores (sql_bench --suite index)
+#   cch                 the road index's core on one core, its sweeps and cost matrices on the
+#                       machine's cores less one (bench/cch_bench; CCH_BENCH_REPS [1],
+#                       CCH_BENCH_THREADS)
 #   phast               one-to-all trees on the road index: the GPU's PHAST vs one CPU core vs
 #                       near_far, New York and Rome, engine only (phast_bench)
 #   auto-repeat         auto against near_far and multi_source forced, ten calls each, alternating,
@@ -85,7 +88,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade deployments progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table gpu-pgr service-pgbench sql-arrays sql-index index-custom phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table gpu-pgr service-pgbench sql-arrays sql-index index-custom cch phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -390,6 +393,9 @@ for part in $bench; do
       scripts/cluster.sh stop /tmp/pg_icbench >> "$logs/index-custom-server.log" 2>&1 ;;
     phast)
       bench_run "$part" phast.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" --reps 9 ;;
+    cch)
+      bench_run "$part" cch.md "$bin/cch_bench" --data "$GPU_ROUTING_DATA" --reps "${CCH_BENCH_REPS:-1}" \
+        --queries 200 --threads "${CCH_BENCH_THREADS:-$(($(nproc) - 1))}" ;;
     auto-repeat)
       bench_run "$part" auto_repeat.md bash bench/auto_repeat.sh --device gpu --calibrate ;;
     auto-alternating)

@@ -524,6 +524,86 @@ TEST(Cch, BucketsFilledOnThreadsMatchDijkstra) {
   }
 }
 
+// Buckets whose busiest ranks keep columns (a share of the targets each) give the same rows,
+// bit for bit, as buckets with every entry scattered, and Dijkstra's distances: on grids and
+// random graphs with zero-cost arcs, several parts (unreachable cells) and repeated targets, for
+// groups of 1 to 8 sources read together, target counts around a column piece's width, and
+// shares from "ranks every target reaches" to most ranks.
+TEST(Cch, BucketColumnsMatchScatteredBuckets) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 400 + static_cast<int>(seed * 131 % 500);
+    spec.edges = spec.vertices * 3;
+    spec.zero_weights = seed % 2 == 0;
+    spec.integer_weights = seed % 3 != 0;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t =
+        seed <= 2 ? testing::grid_edges(40, 45, 90, seed) : testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    Cch cch(g, cch_order(g));
+    cch.customize(g);
+    const VertexIndex n = g.vertex_count();
+    std::vector<std::unique_ptr<CchWorkspace>> owned;
+    std::vector<CchWorkspace*> workspaces;
+    for (int k = 0; k < 2; ++k) {
+      owned.push_back(std::make_unique<CchWorkspace>());
+      workspaces.push_back(owned.back().get());
+    }
+    const int piece = static_cast<int>(kBucketColumnPiece);
+    for (const int count : {kBucketColumnTargets, 300, piece + 13}) {
+      std::vector<VertexIndex> targets;
+      for (int j = 0; j < count - 1; ++j)
+        targets.push_back(static_cast<VertexIndex>((j * 7919 + static_cast<int>(seed) * 31) % n));
+      targets.push_back(targets[targets.size() / 3]);  // repeated
+      std::vector<VertexIndex> sources;
+      for (VertexIndex s = 0; s < n; s += 1 + n / 40) sources.push_back(s);
+      const auto rows_of = [&](int share, int group, std::size_t* columns) {
+        CchBuckets buckets;
+        cch.fill_buckets(targets.data(), count, buckets, workspaces.data(), 2, share);
+        *columns = buckets.column_count();
+        std::vector<double> matrix(sources.size() * static_cast<std::size_t>(count), -1.0);
+        for (std::size_t first = 0; first < sources.size(); first += group) {
+          const int in_group =
+              static_cast<int>(std::min<std::size_t>(group, sources.size() - first));
+          double* rows[8];
+          for (int i = 0; i < in_group; ++i)
+            rows[i] = matrix.data() + (first + static_cast<std::size_t>(i)) * count;
+          cch.rows_from_buckets(sources.data() + first, in_group, rows, buckets, *workspaces[1]);
+        }
+        return matrix;
+      };
+      std::size_t columns = 0;
+      const std::vector<double> scattered = rows_of(0, 1, &columns);
+      ASSERT_EQ(columns, 0u);
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        const auto want = reference_dijkstra(g.forward, sources[i]);
+        for (int j = 0; j < count; ++j) {
+          const double got = scattered[i * static_cast<std::size_t>(count) + j];
+          const double expected = want[static_cast<std::size_t>(targets[j])];
+          if (spec.integer_weights || seed <= 2 || expected == kInfinity)
+            ASSERT_EQ(got, expected)
+                << "seed " << seed << ", " << sources[i] << " -> " << targets[j];
+          else
+            ASSERT_NEAR(got, expected, 1e-9 * std::max(1.0, expected))
+                << "seed " << seed << ", " << sources[i] << " -> " << targets[j];
+        }
+      }
+      std::size_t most_columns = 0;
+      for (const int share : {1, 4, 64})
+        for (const int group : {1, 3, 8}) {
+          const std::vector<double> with_columns = rows_of(share, group, &columns);
+          most_columns = std::max(most_columns, columns);
+          ASSERT_EQ(0, std::memcmp(with_columns.data(), scattered.data(),
+                                   scattered.size() * sizeof(double)))
+              << "seed " << seed << ", " << count << " targets, share " << share << ", groups of "
+              << group << ", " << columns << " columns";
+        }
+      // The columns were there to be tested: most of the ranks the targets reach at a 64th.
+      EXPECT_GT(most_columns, 10u) << "seed " << seed << ", " << count << " targets";
+    }
+  }
+}
+
 // One workspace through every kind of query in turn: walks that prime only their own chains
 // (distances, paths, buckets, upward searches) before and after the sweeps and the settling that
 // fill whole arrays, on graphs with unreachable parts. Each answer is Dijkstra's.

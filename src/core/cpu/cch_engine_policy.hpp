@@ -8,6 +8,10 @@ namespace gpu_routing::cch_engine {
 // per target) would outgrow a sweep's row, so the sources sweep and keep their targets' columns.
 constexpr int kBucketTargets = 8192;
 
+// Bucket rows are computed this many sources together (Cch::rows_from_buckets), which read the
+// buckets' columns a piece of the targets at a time while the pieces are in the core's cache.
+constexpr int kBucketRowGroup = 8;
+
 // Sources per PHAST sweep (Cch::many_to_all): one pass over the hierarchy's arcs serves them
 // all. New York on one core of the 2-core VM: 1.2 ms a tree in lanes of 8, 1.5 in lanes of 4,
 // 3.2 one by one.

@@ -165,14 +165,24 @@ class CpuCchEngine final : public ShortestPathEngine {
     }
     const auto stride = request.row_stride != 0 ? request.row_stride
                                                 : static_cast<std::size_t>(request.target_count);
-    parallel_for_each(request.source_count, workers, [&](int i, int thread) {
+    if (one_pair) {
+      request.distances[0] = cch.distance(request.sources[0], request.targets[0], *workspaces_[0]);
+      return;
+    }
+    // Sources in groups, which read the buckets' columns together (cch_engine::kBucketRowGroup),
+    // smaller where groups that size would leave threads idle.
+    const int group_size =
+        std::max(1, std::min(cch_engine::kBucketRowGroup, request.source_count / workers));
+    const int groups = (request.source_count + group_size - 1) / group_size;
+    parallel_for_each(groups, workers, [&](int group, int thread) {
       options_.cancel.throw_if_requested();
-      CchWorkspace& workspace = *workspaces_[static_cast<std::size_t>(thread)];
-      double* row = request.distances + static_cast<std::size_t>(i) * stride;
-      if (one_pair)
-        row[0] = cch.distance(request.sources[0], request.targets[0], workspace);
-      else
-        cch.row_from_buckets(request.sources[i], buckets_, row, workspace);
+      const int first = group * group_size;
+      const int count = std::min(group_size, request.source_count - first);
+      double* rows[cch_engine::kBucketRowGroup];
+      for (int i = 0; i < count; ++i)
+        rows[i] = request.distances + static_cast<std::size_t>(first + i) * stride;
+      cch.rows_from_buckets(request.sources + first, count, rows, buckets_,
+                            *workspaces_[static_cast<std::size_t>(thread)]);
     });
   }
 
