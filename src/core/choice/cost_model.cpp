@@ -16,18 +16,17 @@
 namespace gpu_routing {
 
 namespace {
-// A bucket scan of the CPU's many-to-many, in arcs of its PHAST sweep (cpu_cch_sweep_ns, also
-// memory-bound), while the buckets fit in the cache; past it each scan misses, and the cost
-// climbs steeply: 1 + (bytes / kBucketCacheBytes)^kBucketMissPower. Fitted on New York with
-// calibrated speeds: the H200 host (16 cores) measured 3.4 ns a cell at 3000 targets and 364 at
-// 10000 (one thread's equivalent), the 2-core machine about 23 at 4000 (this gives 13).
-constexpr double kBucketCellSweeps = 0.85;
-constexpr double kBucketMissPower = 4.24;
-// The buckets of T targets: about 500 entries each (a New York upward search reaches a few
-// hundred ranks) of 12 bytes.
-constexpr double kBucketEntriesPerTarget = 500;
-constexpr double kBucketEntryBytes = 12;
-constexpr double kBucketCacheBytes = 16.0 * 1024 * 1024;
+// The CPU's many-to-many by buckets (cpu/cch_engine_policy.hpp): each target's and each
+// source's upward walk, kBucketWalkQueries of a one-to-one query (cpu_cch_query_us: two walks
+// and their meeting, calibrated on a grid, whose walks are longer than a road network's), and
+// per cell of the matrix kBucketCellSweeps arcs of a PHAST sweep (cpu_cch_sweep_ns): the
+// busiest ranks' columns, read in vectorized passes, and the entries scattered below them. The
+// cost grows with the targets without a cliff now that the busiest ranks are columns (scattered
+// entries alone missed the cache past a few thousand targets: 364 ns a cell at 10,000 on the
+// H200 host). Fitted on New York with calibrated speeds on the 2-core machine (1000, 3000 and
+// 10,000 targets in SQL: compute 17, 188 and 1402 ms; this gives 33, 130 and 1332).
+constexpr double kBucketWalkQueries = 0.1;
+constexpr double kBucketCellSweeps = 12;
 
 // Every speed with its stored name, so that serialize(), parse() and values() cannot disagree.
 template <typename Speeds, typename Fn>
@@ -413,19 +412,17 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
       if (!index && (shape.kept_graph || shape.hop_depth <= 0 ||
                      shape.hop_depth < 0.5 * std::sqrt(std::max(1.0, V))))
         return -1;
-      // More targets than the engine's buckets take: their columns are read from whole sweeps,
-      // priced as trees below.
-      if (shape.compact_targets && shape.targets_per_source <= cch_engine::kBucketTargets) {
-        // Buckets: an upward search from each target, then from each source, which scans the
+      // More targets than the engine's buckets take (an eighth of the vertices): their columns
+      // are read from whole sweeps, priced as trees below.
+      if (shape.compact_targets &&
+          cch_engine::by_buckets(shape.targets_per_source, static_cast<std::int64_t>(V))) {
+        // Buckets: an upward walk from each target, then from each source, which reads the
         // buckets of the ranks it reaches: about one entry per target at the top of the
-        // hierarchy, so S x T scans. Without them a 10000 x 10000 matrix was estimated at a 40th
-        // of its 4 s on the H200 host and kept from the GPU (2 s there).
+        // hierarchy, so S x T cells.
         const double targets =
             static_cast<double>(std::max<std::int64_t>(1, shape.targets_per_source));
-        const double bucket_bytes = targets * kBucketEntriesPerTarget * kBucketEntryBytes;
-        const double miss_factor = 1 + std::pow(bucket_bytes / kBucketCacheBytes, kBucketMissPower);
-        compute = ((S + targets) * query_us * 1e-3 +
-                   S * targets * kBucketCellSweeps * miss_factor * s.cpu_cch_sweep_ns * 1e-6) /
+        compute = ((S + targets) * kBucketWalkQueries * query_us * 1e-3 +
+                   S * targets * kBucketCellSweeps * s.cpu_cch_sweep_ns * 1e-6) /
                   speedup;
       } else if (shape.index_point_queries && shape.targets_per_source > 0) {
         // Point queries, one per pair.

@@ -118,10 +118,10 @@ class CpuCchEngine final : public ShortestPathEngine {
     Stopwatch watch;
     const Cch& cch = index();
     const bool compact = request.compact_targets && request.targets != nullptr;
-    // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past
-    // cch_engine::kBucketTargets targets the sources sweep and keep their targets' columns, as
-    // whole rows do.
-    if (compact && request.target_count <= cch_engine::kBucketTargets)
+    // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past an
+    // eighth of the vertices (cch_engine::by_buckets) the sources sweep and keep their targets'
+    // columns, as whole rows do.
+    if (compact && cch_engine::by_buckets(request.target_count, graph_.vertex_count()))
       solve_by_buckets(request, cch);
     else
       solve_by_sweeps(request, cch, compact);
@@ -170,9 +170,11 @@ class CpuCchEngine final : public ShortestPathEngine {
       return;
     }
     // Sources in groups, which read the buckets' columns together (cch_engine::kBucketRowGroup),
-    // smaller where groups that size would leave threads idle.
-    const int group_size =
-        std::max(1, std::min(cch_engine::kBucketRowGroup, request.source_count / workers));
+    // as many groups as make whole rounds of the threads: 100 sources on 15 threads in groups of
+    // 8 would leave 2 groups for a second round, with 13 threads idle.
+    const int per_round = workers * cch_engine::kBucketRowGroup;
+    const int rounds = (request.source_count + per_round - 1) / per_round;
+    const int group_size = (request.source_count + workers * rounds - 1) / (workers * rounds);
     const int groups = (request.source_count + group_size - 1) / group_size;
     parallel_for_each(groups, workers, [&](int group, int thread) {
       options_.cancel.throw_if_requested();
