@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "cpu/service_area.hpp"
+
 #include "postgres_headers.hpp"
 
 namespace gpu_routing::pg {
@@ -53,6 +55,8 @@ void retain_freed_memory() {
     // A lowered setting gives back what the heap keeps over it now.
     if (g_applied_kb > g_retained_kb) malloc_trim(bytes);
   }
+  // Service areas' workers (a Dijkstra workspace and a row each) kept within the same allowance.
+  ServiceAreaSearch::set_kept_worker_bytes(bytes);
   g_applied_kb = g_retained_kb;
 }
 

@@ -175,5 +175,30 @@ TEST(ServiceArea, CancelStopsTheSearch) {
   EXPECT_THROW(search.areas(starts.data(), 4, 0, rows, CancelToken(nullptr, &cancel)), Cancelled);
 }
 
+// The workers a call's threads made are kept for the next call as far as the allowance (the
+// session's retained memory) goes, two at least; lowering it frees the rest at once, and a call
+// takes kept workers before making new ones.
+TEST(ServiceArea, KeptWorkersFollowTheAllowance) {
+  const auto table = testing::grid_edges(100, 100, 9, 4);
+  Graph g = build_graph(table.view(), true);
+  ensure_reverse(g);
+  std::vector<VertexIndex> starts;
+  for (int i = 0; i < 64; ++i) starts.push_back(static_cast<VertexIndex>(i * 97 % 10000));
+  ServiceAreaSearch::set_kept_worker_bytes(0);
+  EXPECT_LE(ServiceAreaSearch::kept_worker_count(), ServiceAreaSearch::kMinKeptWorkers);
+  ServiceAreaSearch::set_kept_worker_bytes(std::size_t{1} << 30);
+  for (int call = 0; call < 3; ++call) {
+    ServiceAreaSearch search(g, 1e12, 4);  // every vertex, a few milliseconds an area
+    std::vector<ServiceAreaRow> rows;
+    search.areas(starts.data(), static_cast<int>(starts.size()), 0, rows, CancelToken());
+    EXPECT_EQ(rows.size(), starts.size() * 10000u);
+  }
+  // Four threads' workers kept (two of them may be older ones of this graph), never more.
+  EXPECT_GT(ServiceAreaSearch::kept_worker_count(), ServiceAreaSearch::kMinKeptWorkers);
+  EXPECT_LE(ServiceAreaSearch::kept_worker_count(), ServiceAreaSearch::kMinKeptWorkers + 4);
+  ServiceAreaSearch::set_kept_worker_bytes(0);
+  EXPECT_EQ(ServiceAreaSearch::kept_worker_count(), ServiceAreaSearch::kMinKeptWorkers);
+}
+
 }  // namespace
 }  // namespace gpu_routing

@@ -31,12 +31,24 @@ struct ServiceAreaSearch::Worker {
 namespace {
 
 // Workers kept by the process between calls: a city's first service area spent 4 of its 5 ms
-// making a Dijkstra workspace and a row of the graph's size (New York, 2-core machine). At most
-// two, of graphs up to kKeptWorkerVertices vertices (about 5 MB each for New York).
+// making a Dijkstra workspace and a row of the graph's size (New York, 2-core machine). Of graphs
+// up to kKeptWorkerVertices vertices (about 4 MB each for New York), two at least and as many
+// as the kept bytes allow: a call on 15 threads that found two made 13 (a row of the graph's
+// size each, faulted in on every thread at once).
 constexpr VertexIndex kKeptWorkerVertices = VertexIndex{1} << 20;
-constexpr std::size_t kKeptWorkers = 2;
 std::mutex g_kept_workers_mutex;
 std::vector<std::unique_ptr<ServiceAreaSearch::Worker>> g_kept_workers;
+std::size_t g_kept_worker_bytes = 0;  // the allowance, under the mutex
+
+// A worker's arrays: its row (8 bytes a vertex) and its Dijkstra workspace's slot, mark and heap
+// (about 17 a vertex at most).
+std::size_t worker_bytes(VertexIndex vertex_count) {
+  return static_cast<std::size_t>(vertex_count) * 25;
+}
+
+// Drops the oldest kept workers past the allowance (under the mutex); returns them, to be freed
+// outside it.
+std::vector<std::unique_ptr<ServiceAreaSearch::Worker>> evict_past_allowance();
 
 }  // namespace
 
@@ -63,13 +75,43 @@ std::unique_ptr<ServiceAreaSearch::Worker> ServiceAreaSearch::take_worker() cons
   return worker;
 }
 
+namespace {
+
+std::vector<std::unique_ptr<ServiceAreaSearch::Worker>> evict_past_allowance() {
+  std::vector<std::unique_ptr<ServiceAreaSearch::Worker>> evicted;
+  std::size_t bytes = 0;
+  for (const auto& kept : g_kept_workers) bytes += worker_bytes(kept->vertex_count);
+  while (g_kept_workers.size() > ServiceAreaSearch::kMinKeptWorkers &&
+         bytes > g_kept_worker_bytes) {
+    bytes -= worker_bytes(g_kept_workers.front()->vertex_count);
+    evicted.push_back(std::move(g_kept_workers.front()));
+    g_kept_workers.erase(g_kept_workers.begin());
+  }
+  return evicted;
+}
+
+}  // namespace
+
 void ServiceAreaSearch::give_back_worker(std::unique_ptr<Worker> worker) {
   if (worker == nullptr || !worker->filled || !worker->dijkstra->clean() ||
       worker->vertex_count > kKeptWorkerVertices)
     return;
+  std::vector<std::unique_ptr<Worker>> evicted;  // freed outside the lock
   std::lock_guard<std::mutex> lock(g_kept_workers_mutex);
-  if (g_kept_workers.size() >= kKeptWorkers) g_kept_workers.erase(g_kept_workers.begin());
   g_kept_workers.push_back(std::move(worker));
+  evicted = evict_past_allowance();
+}
+
+void ServiceAreaSearch::set_kept_worker_bytes(std::size_t bytes) {
+  std::vector<std::unique_ptr<Worker>> evicted;
+  std::lock_guard<std::mutex> lock(g_kept_workers_mutex);
+  g_kept_worker_bytes = bytes;
+  evicted = evict_past_allowance();
+}
+
+std::size_t ServiceAreaSearch::kept_worker_count() {
+  std::lock_guard<std::mutex> lock(g_kept_workers_mutex);
+  return g_kept_workers.size();
 }
 
 ServiceAreaSearch::ServiceAreaSearch(const Graph& graph, double distance, int threads)

@@ -51,6 +51,11 @@ class ServiceAreaSearch {
 
   // A thread's scratch (a Dijkstra workspace and a row), kept by the process between calls.
   struct Worker;
+  // How much the kept workers may hold together (a session's retained memory): at least
+  // kMinKeptWorkers are kept whatever it is, and as many more as fit.
+  static void set_kept_worker_bytes(std::size_t bytes);
+  static std::size_t kept_worker_count();
+  static constexpr std::size_t kMinKeptWorkers = 2;
 
  private:
   std::unique_ptr<Worker> take_worker() const;
