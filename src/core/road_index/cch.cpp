@@ -541,6 +541,13 @@ void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets&
     std::vector<Entry> entries;
   };
   std::vector<Gathered> gathered(static_cast<std::size_t>(threads));
+  // Room for every walk a thread may take (a walk reaches at most the tree's height plus one
+  // ranks), made before the walks: growing the lists on 15 threads at once reallocated each
+  // about a dozen times, through the C library's per-thread heaps.
+  const auto most_per_thread =
+      static_cast<std::size_t>((target_count + threads - 1) / threads + 1) *
+      static_cast<std::size_t>(elimination_tree_height_ + 1);
+  for (Gathered& list : gathered) list.entries.reserve(most_per_thread);
   parallel_for_each(target_count, threads, [&](int j, int thread) {
     CchWorkspace& own = *workspaces[thread];
     std::vector<Entry>& entries = gathered[static_cast<std::size_t>(thread)].entries;
@@ -595,44 +602,96 @@ void Cch::fill_buckets(const VertexIndex* targets, int target_count, CchBuckets&
     return;
   }
   buckets.rank_.clear();
-  buckets.first_.assign(static_cast<std::size_t>(n) + 1, 0);
-  for (const Gathered& list : gathered)
-    for (const Entry& e : list.entries) ++buckets.first_[static_cast<std::size_t>(e.rank) + 1];
+  // Placed by rank ranges, one a thread: each thread reads every entry and takes those of its
+  // ranks, so that no two threads write one rank's count, cursor or column (placing them on one
+  // thread, over arrays of every rank, took as long as the walks on 15 threads of the H200 host).
   // Ranks reaching a column_share-th of the targets or more take a column; their entries leave
   // the scattered lists.
-  buckets.column_of_.assign(static_cast<std::size_t>(n), -1);
+  const int parts = threads;
+  const auto range_begin = [n, parts](int p) {
+    return static_cast<VertexIndex>(static_cast<std::int64_t>(n) * p / parts);
+  };
   const std::int64_t column_entries = column_share > 0 && target_count >= kBucketColumnTargets
                                           ? (target_count + column_share - 1) / column_share
                                           : std::numeric_limits<std::int64_t>::max();
-  std::int32_t columns = 0;
-  for (VertexIndex r = 0; r < n; ++r) {
-    std::int64_t& count = buckets.first_[static_cast<std::size_t>(r) + 1];
-    if (count < column_entries) continue;
-    buckets.column_of_[static_cast<std::size_t>(r)] = columns++;
-    total -= static_cast<std::size_t>(count);
-    count = 0;
+  buckets.first_.resize(static_cast<std::size_t>(n) + 1);
+  buckets.first_[0] = 0;
+  buckets.column_of_.resize(static_cast<std::size_t>(n));
+  buckets.next_.resize(static_cast<std::size_t>(n));
+  struct alignas(64) Part {
+    std::int64_t entries = 0;
+    std::int32_t columns = 0;
+  };
+  std::vector<Part> part(static_cast<std::size_t>(parts));
+  // Each range's counts, its columns picked, and its entries numbered from 0 (first_[r + 1]
+  // holds the range's entries up to rank r).
+  parallel_for_each(parts, parts, [&](int p, int) {
+    const VertexIndex lo = range_begin(p);
+    const VertexIndex hi = range_begin(p + 1);
+    std::int64_t* count = buckets.first_.data() + 1;
+    std::fill(count + lo, count + hi, 0);
+    for (const Gathered& list : gathered)
+      for (const Entry& e : list.entries)
+        if (e.rank >= lo && e.rank < hi) ++count[e.rank];
+    Part& own = part[static_cast<std::size_t>(p)];
+    for (VertexIndex r = lo; r < hi; ++r) {
+      std::int32_t& column = buckets.column_of_[static_cast<std::size_t>(r)];
+      column = -1;
+      if (count[r] >= column_entries) {
+        column = own.columns++;
+        count[r] = 0;
+      }
+      own.entries += count[r];
+      count[r] = own.entries;
+    }
+  });
+  std::vector<std::int64_t> entry_offset(static_cast<std::size_t>(parts) + 1, 0);
+  std::vector<std::int32_t> column_offset(static_cast<std::size_t>(parts) + 1, 0);
+  for (int p = 0; p < parts; ++p) {
+    entry_offset[static_cast<std::size_t>(p) + 1] =
+        entry_offset[static_cast<std::size_t>(p)] + part[static_cast<std::size_t>(p)].entries;
+    column_offset[static_cast<std::size_t>(p) + 1] =
+        column_offset[static_cast<std::size_t>(p)] + part[static_cast<std::size_t>(p)].columns;
   }
+  total = static_cast<std::size_t>(entry_offset.back());
   // Columns start 64 bytes apart, for the vectorized pass.
   buckets.column_stride_ = (static_cast<std::size_t>(target_count) + 7) / 8 * 8;
-  buckets.columns_.resize(static_cast<std::size_t>(columns) * buckets.column_stride_);
-  std::fill(buckets.columns_.begin(), buckets.columns_.end(), kInfinity);
-  for (VertexIndex r = 0; r < n; ++r)
-    buckets.first_[static_cast<std::size_t>(r) + 1] += buckets.first_[static_cast<std::size_t>(r)];
+  const std::size_t stride = buckets.column_stride_;
+  buckets.columns_.resize(static_cast<std::size_t>(column_offset.back()) * stride);
   buckets.target_.resize(total);
   buckets.distance_.resize(total);
-  std::vector<std::int64_t> fill(buckets.first_.begin(), buckets.first_.end() - 1);
-  for (const Gathered& list : gathered)
-    for (const Entry& e : list.entries) {
-      const std::int32_t column = buckets.column_of_[static_cast<std::size_t>(e.rank)];
-      if (column >= 0) {
-        buckets.columns_[static_cast<std::size_t>(column) * buckets.column_stride_ +
-                         static_cast<std::size_t>(e.target)] = e.distance;
-        continue;
-      }
-      const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(e.rank)]++);
-      buckets.target_[at] = e.target;
-      buckets.distance_[at] = e.distance;
+  // Each range's numbering moved past the ranges below it, then its entries placed.
+  parallel_for_each(parts, parts, [&](int p, int) {
+    const VertexIndex lo = range_begin(p);
+    const VertexIndex hi = range_begin(p + 1);
+    const std::int64_t offset = entry_offset[static_cast<std::size_t>(p)];
+    const std::int32_t first_column = column_offset[static_cast<std::size_t>(p)];
+    for (VertexIndex r = lo; r < hi; ++r) {
+      const auto at = static_cast<std::size_t>(r);
+      buckets.first_[at + 1] += offset;
+      // first_[lo] is the range below's to move: this range starts at its own offset.
+      buckets.next_[at] = r == lo ? offset : buckets.first_[at];
+      if (buckets.column_of_[at] >= 0) buckets.column_of_[at] += first_column;
     }
+    std::fill(
+        buckets.columns_.begin() + static_cast<std::ptrdiff_t>(first_column * stride),
+        buckets.columns_.begin() +
+            static_cast<std::ptrdiff_t>(column_offset[static_cast<std::size_t>(p) + 1] * stride),
+        kInfinity);
+    for (const Gathered& list : gathered)
+      for (const Entry& e : list.entries) {
+        if (e.rank < lo || e.rank >= hi) continue;
+        const std::int32_t column = buckets.column_of_[static_cast<std::size_t>(e.rank)];
+        if (column >= 0) {
+          buckets.columns_[static_cast<std::size_t>(column) * stride +
+                           static_cast<std::size_t>(e.target)] = e.distance;
+          continue;
+        }
+        const auto at = static_cast<std::size_t>(buckets.next_[static_cast<std::size_t>(e.rank)]++);
+        buckets.target_[at] = e.target;
+        buckets.distance_[at] = e.distance;
+      }
+  });
 }
 
 namespace {

@@ -155,6 +155,8 @@ class CchBuckets {
   std::vector<std::int32_t> column_of_;  // by rank: its column, or -1
   std::vector<double, UninitializedAllocator<double, HugePageAdvisedMemory>> columns_;
   std::size_t column_stride_ = 0;
+  // Dense only, while filling: each rank's next entry.
+  std::vector<std::int64_t, UninitializedAllocator<std::int64_t>> next_;
 };
 
 class Cch {
