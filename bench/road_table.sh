@@ -20,16 +20,18 @@
 # rows) would: the rows of a set-returning function stay in memory up to work_mem and go to a
 # temporary file beyond it (scripts/cluster.sh's 256 MB wrote 550 MB of that matrix to disk).
 # Usage: bench/road_table.sh [--rounds N] [--devices "auto cpu gpu"] [--no-big] [--port P]
+#                            [--settings "SET ...;"] (run by every session after work_mem)
 # Starts its own server (scripts/cluster.sh, gpu_routing preloaded) and removes it at the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 devices="auto cpu gpu" big=yes port=54482 current_name=""
+rounds=5 devices="auto cpu gpu" big=yes port=54482 current_name="" settings=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --devices) devices=$2; shift 2 ;;
     --no-big) big=no; shift ;;
     --port) port=$2; shift 2 ;;
+    --settings) settings=$2; shift 2 ;;
     *) echo "road_table.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -66,6 +68,7 @@ time_query() {
   {
     echo "SET gpu_routing.device = $device;"
     echo "SET work_mem = '2GB';"
+    [ -n "$settings" ] && echo "$settings"
     echo "$query;"
     echo '\timing on'
     for _ in $(seq "$rounds"); do echo "$query;"; done
@@ -92,7 +95,7 @@ time_query() {
 
 header="| workload |" rule="|---|"
 for d in $devices; do header+=" device = $d |"; rule+="---:|"; done
-echo "New York kept graph with its road index, $(nproc) cores, $(date -u +%F); end to end from psql, one session, median of $rounds calls after one warming call"
+echo "New York kept graph with its road index, $(nproc) cores, $(date -u +%F); end to end from psql, one session, median of $rounds calls after one warming call${settings:+; every session: $settings}"
 echo
 echo "$header"
 echo "$rule"
