@@ -34,7 +34,8 @@ void define_retained_memory_setting() {
       "Large results (a tree as an array, a cost matrix's rows) are freed at a call's end; "
       "memory given back to the kernel comes back to the next call as fresh pages, whose "
       "faults cost as much as computing a New York tree. Up to this much is kept (the C "
-      "library's heap and the result rows' blocks, each); 0 gives everything back at once.",
+      "library's heap and the result rows' blocks, each; service areas' workspaces within "
+      "it); 0 gives everything back at once.",
       &g_retained_kb, kDefaultKb, 0, kMostKb, PGC_USERSET, GUC_UNIT_KB, nullptr, nullptr, nullptr);
 }
 

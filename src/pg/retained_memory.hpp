@@ -7,7 +7,8 @@
 // `SELECT count(*) FROM gpu_apsp_array('graph:ny', ARRAY[1])` spent half of the backend's time
 // in page faults and heap trimming (95 calls/s); keeping 64 MB, 210 calls/s. So a session that
 // routes keeps up to this much: the C library's heap is trimmed only past it (mallopt), and the
-// result rows' arena (result_store.cpp) keeps its populated blocks up to it.
+// result rows' arena (result_store.cpp) keeps its populated blocks up to it, and service areas
+// keep their threads' workspaces within it (ServiceAreaSearch::set_kept_worker_bytes).
 #pragma once
 
 #include <cstddef>
