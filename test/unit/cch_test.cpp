@@ -479,19 +479,35 @@ TEST(Cch, SparseAndDenseBucketsMatchDijkstra) {
 // every cell equals Dijkstra's, on grids (dense buckets) and random graphs with zero-cost arcs,
 // several parts and repeated targets; ranks whose distance to a target is not exact (stalled)
 // are left out of the buckets without changing any cell.
+// A graph for the bucket tests with its hierarchy customized: a rows x cols grid for seeds 1 and
+// 2, otherwise a random graph of `vertices` with zero-cost arcs (even seeds), real weights (one
+// seed in three) and up to three parts.
+struct BucketCase {
+  Graph graph;
+  Cch cch;
+  bool exact;  // whole-number weights: every cell is Dijkstra's bit for bit
+};
+
+BucketCase bucket_case(unsigned seed, int vertices, int rows, int cols) {
+  RandomGraphSpec spec;
+  spec.vertices = vertices;
+  spec.edges = spec.vertices * 3;
+  spec.zero_weights = seed % 2 == 0;
+  spec.integer_weights = seed % 3 != 0;
+  spec.components = 1 + static_cast<int>(seed % 3);
+  EdgeTable t =
+      seed <= 2 ? testing::grid_edges(rows, cols, 90, seed) : testing::random_edges(spec, seed);
+  BucketCase c{build_graph(t.view(), seed % 2 == 0), Cch(), seed <= 2 || spec.integer_weights};
+  c.cch = Cch(c.graph, cch_order(c.graph));
+  c.cch.customize(c.graph);
+  return c;
+}
+
 TEST(Cch, BucketsFilledOnThreadsMatchDijkstra) {
   for (unsigned seed = 1; seed <= 8; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 200 + static_cast<int>(seed * 97 % 400);
-    spec.edges = spec.vertices * 3;
-    spec.zero_weights = seed % 2 == 0;
-    spec.integer_weights = seed % 3 != 0;
-    spec.components = 1 + static_cast<int>(seed % 3);
-    EdgeTable t =
-        seed <= 2 ? testing::grid_edges(30, 40, 90, seed) : testing::random_edges(spec, seed);
-    Graph g = build_graph(t.view(), seed % 2 == 0);
-    Cch cch(g, cch_order(g));
-    cch.customize(g);
+    const BucketCase c = bucket_case(seed, 200 + static_cast<int>(seed * 97 % 400), 30, 40);
+    const Graph& g = c.graph;
+    const Cch& cch = c.cch;
     const VertexIndex n = g.vertex_count();
     std::vector<VertexIndex> targets;
     for (VertexIndex v = 0; v < n; v += 1 + n / 300) targets.push_back(v);
@@ -512,7 +528,7 @@ TEST(Cch, BucketsFilledOnThreadsMatchDijkstra) {
         const auto want = reference_dijkstra(g.forward, s);
         for (std::size_t j = 0; j < targets.size(); ++j) {
           const double expected = want[static_cast<std::size_t>(targets[j])];
-          if (seed <= 2 || spec.integer_weights || expected == kInfinity)
+          if (c.exact || expected == kInfinity)
             ASSERT_EQ(row[j], expected)
                 << "seed " << seed << ", " << threads << " threads, " << s << " -> " << targets[j];
           else
@@ -531,17 +547,9 @@ TEST(Cch, BucketsFilledOnThreadsMatchDijkstra) {
 // shares from "ranks every target reaches" to most ranks.
 TEST(Cch, BucketColumnsMatchScatteredBuckets) {
   for (unsigned seed = 1; seed <= 6; ++seed) {
-    RandomGraphSpec spec;
-    spec.vertices = 400 + static_cast<int>(seed * 131 % 500);
-    spec.edges = spec.vertices * 3;
-    spec.zero_weights = seed % 2 == 0;
-    spec.integer_weights = seed % 3 != 0;
-    spec.components = 1 + static_cast<int>(seed % 3);
-    EdgeTable t =
-        seed <= 2 ? testing::grid_edges(40, 45, 90, seed) : testing::random_edges(spec, seed);
-    Graph g = build_graph(t.view(), seed % 2 == 0);
-    Cch cch(g, cch_order(g));
-    cch.customize(g);
+    const BucketCase c = bucket_case(seed, 400 + static_cast<int>(seed * 131 % 500), 40, 45);
+    const Graph& g = c.graph;
+    const Cch& cch = c.cch;
     const VertexIndex n = g.vertex_count();
     std::vector<std::unique_ptr<CchWorkspace>> owned;
     std::vector<CchWorkspace*> workspaces;
@@ -580,7 +588,7 @@ TEST(Cch, BucketColumnsMatchScatteredBuckets) {
         for (int j = 0; j < count; ++j) {
           const double got = scattered[i * static_cast<std::size_t>(count) + j];
           const double expected = want[static_cast<std::size_t>(targets[j])];
-          if (spec.integer_weights || seed <= 2 || expected == kInfinity)
+          if (c.exact || expected == kInfinity)
             ASSERT_EQ(got, expected)
                 << "seed " << seed << ", " << sources[i] << " -> " << targets[j];
           else
