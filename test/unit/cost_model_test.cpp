@@ -259,6 +259,9 @@ TEST(CostModel, LargeMatricesOnTheIndexPriceBothDevices) {
   EXPECT_TRUE(cch_engine::by_buckets(33043, 264346));
   EXPECT_FALSE(cch_engine::by_buckets(33044, 264346));
   EXPECT_FALSE(cch_engine::by_buckets(1000, 3353));
+  // And never past kBucketMostTargets, whose buckets' memory the call's estimate does not count.
+  EXPECT_TRUE(cch_engine::by_buckets(50000, 10000000));
+  EXPECT_FALSE(cch_engine::by_buckets(50001, 10000000));
 }
 
 // A named engine both devices have, with the device at auto: the device of the smaller estimate;

@@ -12,9 +12,13 @@ namespace gpu_routing::cch_engine {
 // whole hierarchy: on 15 cores of the H200 host New York's 10,000 x 10,000 took 195 ms by
 // buckets against 600 by sweeps, 3000 x 3000 27 against 196, while Rome (3,353 vertices) took
 // 1.9 against 1.0 at 1000 targets and 12.6 against 4.1 at 3000 (cch_bench).
+// Buckets hold about 5 kB a target (New York: some 130 entries of 28 bytes while they are filled
+// and placed, and the columns' 8 bytes a target each), which the call's memory estimate does not
+// count: past kBucketMostTargets (about 250 MB) the sources sweep whatever the graph's size.
 constexpr std::int64_t kBucketTargetShare = 8;
+constexpr std::int64_t kBucketMostTargets = 50000;
 constexpr bool by_buckets(std::int64_t targets, std::int64_t vertices) {
-  return targets * kBucketTargetShare <= vertices;
+  return targets * kBucketTargetShare <= vertices && targets <= kBucketMostTargets;
 }
 
 // Bucket rows are computed this many sources together (Cch::rows_from_buckets), which read the
