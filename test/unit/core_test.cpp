@@ -59,6 +59,36 @@ TEST(IdMap, ExtremeIds) {
   EXPECT_EQ(map.find(3), kNoVertex);
 }
 
+// find() answers as a binary search would, for every id and for ids that are not there: on ids
+// numbered densely from 1, densely from a negative id, densely with holes (each hole shifts the
+// ids after it off their offsets), and spread over the whole range.
+TEST(IdMap, FindMatchesABinarySearch) {
+  std::mt19937_64 rng(11);
+  for (int shape = 0; shape < 4; ++shape) {
+    std::vector<std::int64_t> ids;
+    for (std::int64_t i = 0; i < 3000; ++i) {
+      if (shape == 2 && rng() % 50 == 0) continue;  // holes
+      ids.push_back(shape == 3 ? static_cast<std::int64_t>(rng())
+                               : (shape == 1 ? i - 1500 : i + 1));
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    const IdMap map{GraphArray<std::int64_t>(std::vector<std::int64_t>(ids))};
+    auto reference = [&](std::int64_t id) {
+      auto it = std::lower_bound(ids.begin(), ids.end(), id);
+      return it == ids.end() || *it != id ? kNoVertex : static_cast<VertexIndex>(it - ids.begin());
+    };
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      ASSERT_EQ(map.find(ids[i]), static_cast<VertexIndex>(i))
+          << "shape " << shape << ", id " << ids[i];
+    for (int q = 0; q < 5000; ++q) {
+      const std::int64_t id = q % 2 == 0 ? static_cast<std::int64_t>(rng())
+                                         : static_cast<std::int64_t>(rng() % 8000) - 4000;
+      ASSERT_EQ(map.find(id), reference(id)) << "shape " << shape << ", id " << id;
+    }
+  }
+}
+
 TEST(BuildGraph, DirectedAndUndirectedFollowPgRoutingRules) {
   EdgeTable t;
   t.with_reverse = true;

@@ -101,6 +101,16 @@ std::vector<std::int64_t> map_endpoints(const std::vector<std::int64_t>& endpoin
 }  // namespace
 
 VertexIndex IdMap::find(std::int64_t id) const {
+  // Ids are most often numbered densely from the smallest (DIMACS files, a serial column): an
+  // id's distance from the first is then its index, one probe where the binary search took 18
+  // on New York's 264,346 ids, most of them cache misses (1.8% of a one-pair call's samples on
+  // the 2-core machine, for two ids).
+  if (!ids_.empty() && id >= ids_[0]) {
+    const std::uint64_t guess =
+        static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(ids_[0]);
+    if (guess < ids_.size() && ids_[static_cast<std::size_t>(guess)] == id)
+      return static_cast<VertexIndex>(guess);
+  }
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
   if (it == ids_.end() || *it != id) return kNoVertex;
   return static_cast<VertexIndex>(it - ids_.begin());
