@@ -33,10 +33,11 @@ namespace gpu_routing::pg::kept {
 namespace {
 
 // The registry lookups' plans, kept for the backend by query text (the text names the extension's
-// schema and the installed version's columns, so a changed installation gets plans of its own).
-// Every call with a kept graph reads its registration: planned each time, that was a fifth of a
-// path query on Rome's road index (perf, 2-core machine: parse, analyse and plan of this SELECT).
-// PostgreSQL's plan cache replans a kept plan when the registry table changes.
+// schema, so an extension made again elsewhere gets plans of its own). Every call with a kept
+// graph read its registration this way: planned each time, that was a fifth of a path query on
+// Rome's road index (perf, 2-core machine: parse, analyse and plan of this SELECT). PostgreSQL's
+// plan cache replans a kept plan when the registry table changes (its `*` then takes the columns
+// an update added).
 struct RegistryPlan {
   char query[512];
   SPIPlanPtr plan;
@@ -182,6 +183,57 @@ Oid name_index(Relation registry, AttrNumber name) {
   return found;
 }
 
+// The attribute number of the column named `attname` in `desc` (a registry row's or a query's
+// over the registry), or InvalidAttrNumber.
+AttrNumber column_number(TupleDesc desc, const char* attname) {
+  for (int i = 0; i < desc->natts; ++i) {
+    Form_pg_attribute attribute = TupleDescAttr(desc, i);
+    if (!attribute->attisdropped && strcmp(NameStr(attribute->attname), attname) == 0)
+      return static_cast<AttrNumber>(i + 1);
+  }
+  return InvalidAttrNumber;
+}
+
+// One registration from a registry row, its columns found by name in `desc` (the table's, or a
+// query's selecting the table's columns); strings palloc'd in the current memory context. A
+// registry before 0.3.0 has no road_index column: false.
+void registration_from_row(HeapTuple row, TupleDesc desc, Registration* out) {
+  bool isnull = false;
+  auto value = [&](const char* attname) {
+    const AttrNumber at = column_number(desc, attname);
+    if (at == InvalidAttrNumber) {
+      isnull = true;
+      return Datum(0);
+    }
+    return heap_getattr(row, at, desc, &isnull);
+  };
+  auto text_value = [&](const char* attname) -> char* {
+    const Datum datum = value(attname);
+    return isnull ? nullptr : TextDatumGetCString(datum);
+  };
+  out->found = true;
+  out->id = DatumGetInt64(value("id"));
+  out->name = text_value("name");
+  out->owner = DatumGetObjectId(value("owner"));  // regrole: an oid
+  out->edges_sql = text_value("edges_sql");
+  out->search_path = text_value("search_path");
+  // regclass[]: oids, read as the array's own element type.
+  ArrayType* tables = DatumGetArrayTypeP(value("tables"));
+  Datum* elements;
+  bool* nulls;
+  int count;
+  deconstruct_array(tables, ARR_ELEMTYPE(tables), sizeof(Oid), true, TYPALIGN_INT, &elements,
+                    &nulls, &count);
+  out->table_count = std::min(count, kMaxTablesPerGraph);
+  for (int i = 0; i < out->table_count; ++i) out->tables[i] = DatumGetObjectId(elements[i]);
+  const char* refresh = text_value("refresh");
+  out->manual = refresh != nullptr && strcmp(refresh, "manual") == 0;
+  out->generation = DatumGetInt64(value("generation"));
+  out->unusable = text_value("unusable");
+  const Datum road_index = value("road_index");
+  out->road_index = !isnull && DatumGetBool(road_index);
+}
+
 // Reads the registration named `name` straight from the registry's unique index on name (no SQL
 // to parse, analyse and plan: through SPI that was most of what a session's first route on a kept
 // graph cost over its SELECT 1, a millisecond on the 2-core machine). Under a snapshot taken after
@@ -191,15 +243,7 @@ bool scan_registration(Oid registry, const char* name, MemoryContext into, Regis
                        ItemPointerData* tid, TransactionId* xmin) {
   Relation relation = table_open(registry, AccessShareLock);
   TupleDesc desc = RelationGetDescr(relation);
-  auto column = [desc](const char* attname) -> AttrNumber {
-    for (int i = 0; i < desc->natts; ++i) {
-      Form_pg_attribute attribute = TupleDescAttr(desc, i);
-      if (!attribute->attisdropped && strcmp(NameStr(attribute->attname), attname) == 0)
-        return static_cast<AttrNumber>(i + 1);
-    }
-    return InvalidAttrNumber;
-  };
-  const AttrNumber name_column = column("name");
+  const AttrNumber name_column = column_number(desc, "name");
   const Oid index =
       name_column == InvalidAttrNumber ? InvalidOid : name_index(relation, name_column);
   if (!OidIsValid(index)) {
@@ -214,39 +258,7 @@ bool scan_registration(Oid registry, const char* name, MemoryContext into, Regis
   SysScanDesc scan = systable_beginscan(relation, index, true, snapshot, 1, &key);
   if (HeapTuple row = systable_getnext(scan); row != nullptr) {
     MemoryContext previous = MemoryContextSwitchTo(into);
-    bool isnull = false;
-    auto value = [&](const char* attname) {
-      const AttrNumber at = column(attname);
-      if (at == InvalidAttrNumber) {
-        isnull = true;
-        return Datum(0);
-      }
-      return heap_getattr(row, at, desc, &isnull);
-    };
-    auto text_value = [&](const char* attname) -> char* {
-      const Datum datum = value(attname);
-      return isnull ? nullptr : TextDatumGetCString(datum);
-    };
-    out->found = true;
-    out->id = DatumGetInt64(value("id"));
-    out->name = text_value("name");
-    out->owner = DatumGetObjectId(value("owner"));
-    out->edges_sql = text_value("edges_sql");
-    out->search_path = text_value("search_path");
-    const Datum tables = value("tables");
-    Datum* elements;
-    bool* nulls;
-    int count;
-    deconstruct_array(DatumGetArrayTypeP(tables), OIDOID, sizeof(Oid), true, TYPALIGN_INT,
-                      &elements, &nulls, &count);
-    out->table_count = std::min(count, kMaxTablesPerGraph);
-    for (int i = 0; i < out->table_count; ++i) out->tables[i] = DatumGetObjectId(elements[i]);
-    const char* refresh = text_value("refresh");
-    out->manual = refresh != nullptr && strcmp(refresh, "manual") == 0;
-    out->generation = DatumGetInt64(value("generation"));
-    out->unusable = text_value("unusable");
-    const Datum road_index = value("road_index");  // no such column before 0.3.0
-    out->road_index = !isnull && DatumGetBool(road_index);
+    registration_from_row(row, desc, out);
     MemoryContextSwitchTo(previous);
     *tid = row->t_self;
     *xmin = HeapTupleHeaderGetRawXmin(row->t_data);
@@ -343,10 +355,7 @@ void read_registration(const char* key, bool by_name, Registration* out) {
   }
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
   char query[512];
-  snprintf(query, sizeof query,
-           "SELECT id, name, owner::oid, edges_sql, search_path, tables::oid[], refresh = 'manual',"
-           " generation, unusable, %s, ctid, xmin FROM %s.gpu_routing_graphs WHERE %s",
-           road_index_column(), schema,
+  snprintf(query, sizeof query, "SELECT *, ctid, xmin FROM %s.gpu_routing_graphs WHERE %s", schema,
            by_name ? "name = $1" : "md5(normalized_sql) = md5($1) AND normalized_sql = $1");
   Oid types[1] = {TEXTOID};
   Datum values[1] = {CStringGetTextDatum(key)};
@@ -359,33 +368,17 @@ void read_registration(const char* key, bool by_name, Registration* out) {
   if (SPI_processed >= 1) {
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
-    bool isnull;
     MemoryContext spi = MemoryContextSwitchTo(caller);
-    out->found = true;
-    out->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
-    out->name = TextDatumGetCString(SPI_getbinval(row, desc, 2, &isnull));
-    out->owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
-    out->edges_sql = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
-    out->search_path = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
-    ArrayType* tables = DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull));
-    Datum* elements;
-    bool* nulls;
-    int count;
-    deconstruct_array(tables, OIDOID, sizeof(Oid), true, TYPALIGN_INT, &elements, &nulls, &count);
-    out->table_count = std::min(count, kMaxTablesPerGraph);
-    for (int i = 0; i < out->table_count; ++i) out->tables[i] = DatumGetObjectId(elements[i]);
-    out->manual = DatumGetBool(SPI_getbinval(row, desc, 7, &isnull));
-    out->generation = DatumGetInt64(SPI_getbinval(row, desc, 8, &isnull));
-    Datum unusable = SPI_getbinval(row, desc, 9, &isnull);
-    out->unusable = isnull ? nullptr : TextDatumGetCString(unusable);
-    out->road_index = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull));
+    registration_from_row(row, desc, out);
     MemoryContextSwitchTo(spi);
     // Kept where the key names one registration (two rows with one normalized query: read each
     // time, as before).
     if (SPI_processed == 1) {
-      const auto* tid =
-          reinterpret_cast<ItemPointer>(DatumGetPointer(SPI_getbinval(row, desc, 11, &isnull)));
-      const TransactionId xmin = DatumGetTransactionId(SPI_getbinval(row, desc, 12, &isnull));
+      bool isnull;
+      const auto* tid = reinterpret_cast<ItemPointer>(
+          DatumGetPointer(heap_getattr(row, column_number(desc, "ctid"), desc, &isnull)));
+      const TransactionId xmin =
+          DatumGetTransactionId(heap_getattr(row, column_number(desc, "xmin"), desc, &isnull));
       keep_registration(key, by_name, registry, *tid, xmin, *out);
     }
   }
