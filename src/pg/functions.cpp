@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "engine/gpu.hpp"
@@ -181,6 +182,15 @@ void put_batch(ResultStore* result, const CallArguments& args, const ResultBatch
   Datum values[8];
   bool nulls[8] = {false, false, false, false, false, false, false, false};
   const std::size_t rows = batch.rows();
+  if (args.cost_arrays && !batch.array_rows.empty()) {
+    // The engine wrote each array into its tuple in the store's memory (StoreRowDestinations):
+    // each gets its header and is stored as it lies.
+    for (std::size_t r = 0; r < rows; ++r) {
+      put_cost_array_row(result, batch.array_rows[r], batch.array_width, batch.start_vid[r]);
+      CHECK_FOR_INTERRUPTS();
+    }
+    return;
+  }
   if (args.cost_arrays) {
     // One (bigint, float8[]) tuple per source, formed once and overwritten row by row: each row's
     // costs are copied once, into the tuple, which the tuplestore then copies. Forming each row's
@@ -493,6 +503,29 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
   return options;
 }
 
+// Where a call's engine writes its cost arrays (CallOptions::row_destinations): tuples in the
+// result store's memory, handed to the tuplestore as they lie (put_cost_array_row). `result` is
+// set once the store exists and the call is registered as its writer; until then (and for a
+// nested call while another writes) the call's own buffers serve.
+class StoreRowDestinations final : public RowDestinations {
+ public:
+  ResultStore* result = nullptr;
+  bool take(int count, std::size_t width, double** rows) noexcept override {
+    return result != nullptr && alloc_cost_array_rows(result, count, width, rows);
+  }
+};
+
+void wait_for_call_batch(void* call) {
+  static_cast<RoutingCall*>(call)->wait_for_batch();
+}
+
+// The call's owner: it is no longer the store's writer once gone (its destructor waits for the
+// batch in flight).
+void destroy_call(void* call) noexcept {
+  forget_row_writer(call);
+  delete static_cast<RoutingCall*>(call);
+}
+
 // Phase 2 (C++, inside guarded): the call's sources, targets or pairs, and its engine chosen and
 // prepared.
 void set_call_work(const CallArguments& args, const CallInputs& in, RoutingCall* call) {
@@ -606,14 +639,20 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
   OwnedObject* service_slot = new_owned_slot();
   RoutingCall* call = nullptr;
   ResultBatch* batch = nullptr;
+  // Plain memory of the call's (nothing to destroy); palloc outside the guarded code.
+  auto* destinations = args->cost_arrays ? new (palloc(sizeof(StoreRowDestinations)))
+                                               StoreRowDestinations()
+                                         : nullptr;
   Failure failure;
   bool ok = guarded(&failure, [&] {
     ServiceUse* service = own(service_slot, new ServiceUse());
     const gpu::Availability* gpus = nullptr;
-    const CallOptions options = call_options(*args, settings, in, service, &gpus);
-    call = own(call_slot, in.kept.graph != nullptr
-                              ? new RoutingCall(args->kind, *in.kept.graph, options, *gpus)
-                              : new RoutingCall(args->kind, arrays, options, *gpus));
+    CallOptions options = call_options(*args, settings, in, service, &gpus);
+    options.row_destinations = destinations;
+    call = in.kept.graph != nullptr ? new RoutingCall(args->kind, *in.kept.graph, options, *gpus)
+                                    : new RoutingCall(args->kind, arrays, options, *gpus);
+    call_slot->destroy = destroy_call;
+    call_slot->object = call;
     batch = own(batch_slot, new ResultBatch());
     set_call_work(*args, in, call);
   });
@@ -628,6 +667,8 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
       64 * 1024, std::min<std::size_t>(static_cast<std::size_t>(work_mem) * 1024, left / 2));
   call->reserve_result_rows(rows_in_memory);
   ResultStore* result = begin_result_store(fcinfo, rows_in_memory);
+  if (destinations != nullptr && set_row_writer(result, wait_for_call_batch, call))
+    destinations->result = result;
 
   int64 rows = 0;
   double emit_ms = 0;

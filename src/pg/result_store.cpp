@@ -64,6 +64,10 @@ struct ArenaContext {
   ArenaBlock* current;       // where regular chunks are cut from
   std::size_t next_block_bytes;
   std::size_t live_chunks;
+  // Blocks mapped while false are left for their writer to fault in: rows an engine's threads
+  // write (alloc_cost_array_rows) get their pages on those threads, in parallel, not populated
+  // here on the backend's one.
+  bool populate;
 };
 
 constexpr std::size_t kBlockHeaderBytes = MAXALIGN(sizeof(ArenaBlock));
@@ -176,9 +180,18 @@ bool keep_block(void* memory, std::size_t bytes) {
   return true;
 }
 
-ArenaBlock* map_block(std::size_t bytes, bool populate) {
-  void* memory = populate ? take_kept_block(bytes, &bytes) : nullptr;
-  if (memory == nullptr) {
+// `populate`: the pages mapped now (a kept block where one fits). `by_writer`: a kept block
+// where one fits, else a mapping whose pages the threads that write it fault in, in parallel
+// (kept afterwards like a populated one: by then they are there). Those get 4 kB pages: this
+// thread writes the block's and the chunk's headers, and on a huge page that would clear the
+// first 2 MB of the block here, most of a New York tree.
+ArenaBlock* map_block(std::size_t bytes, bool populate, bool by_writer = false) {
+  void* memory = populate || by_writer ? take_kept_block(bytes, &bytes) : nullptr;
+  if (memory == nullptr && by_writer) {
+    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return nullptr;
+    madvise(memory, bytes, MADV_NOHUGEPAGE);
+  } else if (memory == nullptr) {
     memory = populate && bytes >= kHugePageBytes
                  ? map_on_huge_pages(bytes)
                  : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -191,7 +204,7 @@ ArenaBlock* map_block(std::size_t bytes, bool populate) {
   block->free_ptr = first_chunk(block);
   block->end = static_cast<char*>(memory) + bytes;
   block->large = false;
-  block->populated = populate;
+  block->populated = populate || by_writer;  // a writer's block: keepable once written
   return block;
 }
 
@@ -208,7 +221,8 @@ void* arena_alloc_large(ArenaContext* arena, Size size) {
   // and its pages are written in order anyway. From 2 MB on (a tuple of a New York tree as an
   // array) on huge pages, populated: 4 kB faults were half the time of writing such rows (the
   // development machine, 64 trees).
-  ArenaBlock* block = map_block(bytes, bytes >= kHugePageBytes);
+  ArenaBlock* block =
+      arena->populate ? map_block(bytes, bytes >= kHugePageBytes) : map_block(bytes, false, true);
   if (block == nullptr) return nullptr;
   block->large = true;
   block->live_chunks = 1;
@@ -230,7 +244,7 @@ void* arena_alloc(MemoryContext context, Size size) {
   if (block == nullptr || static_cast<std::size_t>(block->end - block->free_ptr) < needed) {
     std::size_t bytes = arena->next_block_bytes;
     while (bytes < kBlockHeaderBytes + needed) bytes *= 2;
-    block = map_block(bytes, true);
+    block = arena->populate ? map_block(bytes, true) : map_block(bytes, false, true);
     if (block == nullptr) return nullptr;
     link_block(arena, block);
     // A block left behind is unmapped once its last chunk is freed; an empty one goes now.
@@ -298,7 +312,23 @@ void* arena_realloc(MemoryContext context, void* pointer, Size size) {
   return grown;
 }
 
+// The thread that may be writing into this process's arena chunks (alloc_cost_array_rows), and
+// how to wait for it.
+struct RowWriter {
+  MemoryContext arena = nullptr;
+  void (*wait)(void*) = nullptr;
+  void* arg = nullptr;
+};
+RowWriter g_row_writer;
+
 void arena_reset(MemoryContext context) {
+  // Rows handed to a writer and not yet stored (an error between) are unmapped below only once
+  // the writer is done with them: on an error the call's own cleanup may come after this.
+  if (g_row_writer.arena == context) {
+    const RowWriter writer = g_row_writer;
+    g_row_writer = RowWriter();
+    writer.wait(writer.arg);
+  }
   ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
   while (arena->blocks != nullptr) unmap_block(arena, arena->blocks);
   arena->current = nullptr;
@@ -362,6 +392,7 @@ MemoryContext create_row_arena(MemoryContext parent) {
                     errdetail("Failed while creating the gpu_routing result row context.")));
   memset(arena, 0, sizeof *arena);
   arena->next_block_bytes = kFirstBlockBytes;
+  arena->populate = true;
   // PostgreSQL 15 accepts only its own context tags as valid; the methods are what it calls.
   MemoryContextCreate(&arena->header, T_GenerationContext, &kArenaMethods, parent,
                       "gpu_routing result rows");
@@ -403,6 +434,7 @@ ResultStore* make_result_store(TupleDesc expected, MemoryContext arena, bool ran
                                std::size_t rows_in_memory_bytes) {
   ResultStore* result = static_cast<ResultStore*>(palloc0(sizeof(ResultStore)));
   result->desc = CreateTupleDescCopy(expected);
+  result->arena = arena;
   TupleDesc desc = result->desc;
 
   // The fast path needs every column fixed-width and by value; the offsets are those
@@ -511,6 +543,173 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
   *start_vid = reinterpret_cast<int64*>(data + id_offset);
   *costs = reinterpret_cast<double*>(ARR_DATA_PTR(costs_array));
   return tuple;
+}
+
+namespace {
+
+// A slot that hands the tuplestore a minimal tuple already formed in its own memory context
+// (tuplestore_puttupleslot() asks the slot for a copy "palloc'd in the current memory context",
+// the tuplestore's, which is the row arena: the tuple is one of its chunks, so it is given as
+// it is instead of copied). Nothing reads it: it only stores.
+struct AdoptingSlot {
+  TupleTableSlot base;
+  MinimalTuple tuple;
+};
+
+void adopting_init(TupleTableSlot*) {}
+void adopting_release(TupleTableSlot*) {}
+void adopting_clear(TupleTableSlot* slot) {
+  reinterpret_cast<AdoptingSlot*>(slot)->tuple = nullptr;
+  slot->tts_nvalid = 0;
+  slot->tts_flags |= TTS_FLAG_EMPTY;
+}
+void adopting_getsomeattrs(TupleTableSlot*, int) {
+  elog(ERROR, "gpu_routing: a result row being stored cannot be read");
+}
+Datum adopting_getsysattr(TupleTableSlot*, int, bool*) {
+  elog(ERROR, "gpu_routing: a result row being stored has no system attributes");
+  return 0;
+}
+void adopting_materialize(TupleTableSlot*) {}
+void adopting_copyslot(TupleTableSlot*, TupleTableSlot*) {
+  elog(ERROR, "gpu_routing: a result row being stored cannot be copied into");
+}
+HeapTuple adopting_copy_heap_tuple(TupleTableSlot*) {
+  elog(ERROR, "gpu_routing: a result row being stored has no heap tuple");
+  return nullptr;
+}
+MinimalTuple adopting_copy_minimal_tuple(TupleTableSlot* slot) {
+  AdoptingSlot* adopting = reinterpret_cast<AdoptingSlot*>(slot);
+  MinimalTuple tuple = adopting->tuple;
+  if (tuple == nullptr) elog(ERROR, "gpu_routing: a result row was stored twice");
+  adopting_clear(slot);  // given once: the tuplestore owns it now
+  return tuple;
+}
+
+const TupleTableSlotOps kAdoptingSlotOps = {
+    sizeof(AdoptingSlot),
+    adopting_init,
+    adopting_release,
+    adopting_clear,
+    adopting_getsomeattrs,
+    adopting_getsysattr,
+    adopting_materialize,
+    adopting_copyslot,
+    nullptr,
+    nullptr,
+    adopting_copy_heap_tuple,
+    adopting_copy_minimal_tuple,
+};
+
+// A (bigint, float8[]) minimal tuple's bytes before its costs, for `width` costs.
+std::size_t cost_array_minimal_prefix() {
+  return cost_array_layout(TYPALIGN_DOUBLE, TYPALIGN_DOUBLE).costs_offset() - MINIMAL_TUPLE_OFFSET;
+}
+
+bool is_cost_array_desc(TupleDesc desc) {
+  return desc->natts == 2 && TupleDescAttr(desc, 0)->atttypid == INT8OID &&
+         TupleDescAttr(desc, 1)->atttypid == FLOAT8ARRAYOID &&
+         TupleDescAttr(desc, 0)->attalign == TYPALIGN_DOUBLE &&
+         TupleDescAttr(desc, 1)->attalign == TYPALIGN_DOUBLE;
+}
+
+}  // namespace
+
+bool alloc_cost_array_rows(ResultStore* result, int count, std::size_t width,
+                           double** rows) noexcept {
+#if PG_VERSION_NUM < 160000
+  static_assert(MINIMAL_TUPLE_OFFSET % 8 == 0, "a minimal tuple's costs must stay 8-byte aligned");
+  if (result->arena == nullptr || !is_cost_array_desc(result->desc)) return false;
+  const std::size_t prefix = cost_array_minimal_prefix();
+  const Size length = prefix + width * sizeof(double);
+  // The heap tuple it stands for within PostgreSQL's 1 GB (put_batch refuses it otherwise).
+  if (width > (MaxAllocSize / sizeof(double)) ||
+      !AllocSizeIsValid(HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + length))
+    return false;
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(result->arena);
+  arena->populate = false;
+  int made = 0;
+  for (; made < count; ++made) {
+    // No ERROR on the way: the size is valid and a failed mapping gives NULL.
+    void* chunk = MemoryContextAllocExtended(result->arena, length, MCXT_ALLOC_NO_OOM);
+    if (chunk == nullptr) break;
+    rows[made] = reinterpret_cast<double*>(static_cast<char*>(chunk) + prefix);
+  }
+  arena->populate = true;
+  if (made == count) return true;
+  for (int i = 0; i < made; ++i) pfree(reinterpret_cast<char*>(rows[i]) - prefix);
+  return false;
+#else
+  (void)result;
+  (void)count;
+  (void)width;
+  (void)rows;
+  return false;  // the arena (and its wait for a writer) is PostgreSQL 15's
+#endif
+}
+
+void put_cost_array_row(ResultStore* result, double* costs, std::size_t width, int64 start_vid) {
+  if (result->adopting_slot == nullptr) {
+    MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(result));
+    result->adopting_slot = MakeSingleTupleTableSlot(result->desc, &kAdoptingSlotOps);
+    MemoryContextSwitchTo(old);
+  }
+  // The row's header as heap_form_tuple lays out a (bigint, float8[]) row without NULLs, formed
+  // here and moved to where a minimal tuple keeps it (MINIMAL_TUPLE_OFFSET bytes in).
+  const CostArrayLayout layout = cost_array_layout(TYPALIGN_DOUBLE, TYPALIGN_DOUBLE);
+  const std::size_t costs_offset = layout.costs_offset();
+  union {
+    HeapTupleHeaderData header;
+    char bytes[128];
+  } formed;
+  static_assert(sizeof formed >= 64, "room for the header");
+  if (costs_offset > sizeof formed.bytes) elog(ERROR, "gpu_routing: a cost array header too long");
+  memset(formed.bytes, 0, costs_offset);
+  HeapTupleHeader header = &formed.header;
+  HeapTupleHeaderSetNatts(header, 2);
+  header->t_hoff = static_cast<uint8>(layout.hoff);
+  header->t_infomask = HEAP_HASVARWIDTH;
+  char* data = formed.bytes + layout.hoff;
+  memcpy(data + layout.id_offset, &start_vid, sizeof start_vid);
+  auto* array = reinterpret_cast<ArrayType*>(data + layout.array_offset);
+  SET_VARSIZE(array, ARR_OVERHEAD_NONULLS(1) + width * sizeof(double));
+  array->ndim = 1;
+  array->dataoffset = 0;
+  array->elemtype = FLOAT8OID;
+  *ARR_DIMS(array) = static_cast<int>(width);
+  *ARR_LBOUND(array) = 1;
+  char* tuple = reinterpret_cast<char*>(costs) - (costs_offset - MINIMAL_TUPLE_OFFSET);
+  memcpy(tuple, formed.bytes + MINIMAL_TUPLE_OFFSET, costs_offset - MINIMAL_TUPLE_OFFSET);
+  MinimalTuple minimal = reinterpret_cast<MinimalTuple>(tuple);
+  minimal->t_len =
+      static_cast<uint32>(costs_offset - MINIMAL_TUPLE_OFFSET + width * sizeof(double));
+  TupleTableSlot* slot = result->adopting_slot;
+  reinterpret_cast<AdoptingSlot*>(slot)->tuple = minimal;
+  slot->tts_flags &= ~TTS_FLAG_EMPTY;
+  tuplestore_puttupleslot(result->store, slot);
+}
+
+bool set_row_writer(ResultStore* result, void (*wait)(void*), void* arg) {
+#if PG_VERSION_NUM < 160000
+  if (g_row_writer.arena != nullptr || result->arena == nullptr) return false;
+  g_row_writer.arena = result->arena;
+  g_row_writer.wait = wait;
+  g_row_writer.arg = arg;
+  return true;
+#else
+  (void)result;
+  (void)wait;
+  (void)arg;
+  return false;
+#endif
+}
+
+void forget_row_writer(void* arg) {
+#if PG_VERSION_NUM < 160000
+  if (g_row_writer.arg == arg) g_row_writer = RowWriter();
+#else
+  (void)arg;
+#endif
 }
 
 std::size_t cost_array_row_prefix() {

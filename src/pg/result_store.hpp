@@ -30,6 +30,8 @@ struct ResultStore {
   char* template_data;
   int16 offsets[kMaxResultColumns];
   int16 lengths[kMaxResultColumns];
+  MemoryContext arena;            // where the tuples live (the tuplestore's context)
+  TupleTableSlot* adopting_slot;  // put_cost_array_row's, made on its first row
 };
 
 // Raises an error where a set cannot be returned (called first, before any work).
@@ -57,6 +59,26 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
 // The bytes of such a row before its costs (its header, the bigint and the array's header): a
 // multiple of 8, the same for every width.
 std::size_t cost_array_row_prefix();
+
+// Rows written in place: a (bigint, float8[]) result's rows as minimal tuples in the store's own
+// memory, whose costs another thread writes (an engine's, CallOptions::row_destinations), then
+// handed to the tuplestore as they lie, not copied (a New York tree is 2 MB; the backend's
+// one-core copy of 64 of them took longer than computing them on 15 threads).
+//  - alloc_cost_array_rows(): room for `count` rows of `width` costs; rows[i] gets where row i's
+//    costs go. Their pages are left for the writer to fault in. false (nothing kept): not such a
+//    result, too wide, out of memory, or a PostgreSQL version whose contexts this does not know.
+//    Raises no ERROR (called inside C++).
+//  - set_row_writer(): while rows are handed out, the store's memory is freed only after
+//    wait(arg) (an ERROR may free it before the writer's own cleanup runs); forget_row_writer(arg)
+//    once the writer is gone. One writer a process: false (rows must not be handed out) while
+//    another is set.
+//  - put_cost_array_row(): the header written before the costs and the row stored; each
+//    allocated row exactly once, in any order.
+bool alloc_cost_array_rows(ResultStore* result, int count, std::size_t width,
+                           double** rows) noexcept;
+bool set_row_writer(ResultStore* result, void (*wait)(void*), void* arg);
+void forget_row_writer(void* arg);
+void put_cost_array_row(ResultStore* result, double* costs, std::size_t width, int64 start_vid);
 
 // Appends one row: values and nulls hold one entry per column.
 inline void put_result_row(ResultStore* result, const Datum* values, const bool* nulls) {

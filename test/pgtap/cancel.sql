@@ -7,7 +7,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 
-SELECT plan(27);
+SELECT plan(31);
 
 CREATE TEMP TABLE start_state AS SELECT pg_backend_pid() AS pid, pg_postmaster_start_time() AS started;
 
@@ -55,9 +55,15 @@ INSERT INTO long_calls VALUES
    format('SELECT count(*) FROM gpu_path(%L, 1, ARRAY(SELECT generate_series(2, 40000)::bigint))', :'grid')),
   (6, 'gpu_sssp reading 50M edges_sql rows',
    -- generate_series in the select list streams its rows (in FROM it would be materialized first).
-   $$SELECT count(*) FROM gpu_sssp('SELECT g AS id, g AS source, g + 1 AS target, 1 AS cost FROM (SELECT generate_series(1, 50000000) AS g) s', 1)$$);
+   $$SELECT count(*) FROM gpu_sssp('SELECT g AS id, g AS source, g + 1 AS target, 1 AS cost FROM (SELECT generate_series(1, 50000000) AS g) s', 1)$$),
+  -- Arrays the engine writes straight into their tuples, and arrays gathered there from its rows
+  -- (columns in descending order): the tuples a batch was writing are freed by the error only
+  -- once the batch has stopped.
+  (7, 'gpu_apsp_array 20000 trees written in place', format('SELECT count(*) FROM gpu_apsp_array(%L, ARRAY(SELECT generate_series(1, 40000, 2)::bigint))', :'grid')),
+  (8, 'gpu_apsp_array 20000 x 4000 gathered in place', format('SELECT count(*) FROM gpu_apsp_array(%L, ARRAY(SELECT generate_series(1, 40000, 2)::bigint), '
+                                                             'ARRAY(SELECT generate_series(40000, 1, -10)::bigint))', :'grid'));
 
--- statement_timeout: 6 calls x 2 = 12. Each call is its own statement, so each gets its own 500 ms.
+-- statement_timeout: 8 calls x 2 = 16. Each call is its own statement, so each gets its own 500 ms.
 SET LOCAL gpu_routing.max_memory = '64GB';
 CREATE TEMP TABLE timeouts (n int, state text, message text, seconds float8);
 SET LOCAL statement_timeout = '500ms';
@@ -67,6 +73,8 @@ INSERT INTO timeouts SELECT 3, t.* FROM pg_temp.timed((SELECT call FROM long_cal
 INSERT INTO timeouts SELECT 4, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 4)) AS t;
 INSERT INTO timeouts SELECT 5, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 5)) AS t;
 INSERT INTO timeouts SELECT 6, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 6)) AS t;
+INSERT INTO timeouts SELECT 7, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 7)) AS t;
+INSERT INTO timeouts SELECT 8, t.* FROM pg_temp.timed((SELECT call FROM long_calls WHERE n = 8)) AS t;
 SET LOCAL statement_timeout = 0;
 -- 500 ms of timeout plus at most about a second to stop (GPU and CPU alike: 0.52-0.65 s
 -- measured on an H200 machine and on the 2-core development machine).

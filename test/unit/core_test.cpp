@@ -704,6 +704,89 @@ TEST(RoutingCall, CostMatrixWithOnlyUnknownTargetsIsEmpty) {
   }
 }
 
+// Cost arrays written where the caller wants them (CallOptions::row_destinations, as the
+// backend gives each batch's tuples): the road index writes full rows (trees) and columns in
+// ascending id order there itself; columns in another order, repeated or not in the graph are
+// gathered there from its rows. A batch the caller declines goes to the call's own buffers.
+// Every row equals the one a call without destinations returns, bit for bit.
+TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
+  class Pool final : public RowDestinations {
+   public:
+    std::vector<std::unique_ptr<std::vector<double>>> rows;
+    int asked = 0, declined = 0, decline_every = 0;
+    bool take(int count, std::size_t width, double** out) noexcept override {
+      ++asked;
+      if (decline_every > 0 && asked % decline_every == 0) {
+        ++declined;
+        return false;
+      }
+      for (int i = 0; i < count; ++i) {
+        rows.push_back(std::make_unique<std::vector<double>>(width, -1.0));
+        out[i] = rows.back()->data();
+      }
+      return true;
+    }
+  };
+  gpu::Availability no_gpu;
+  no_gpu.reason = "test: CPU only";
+  EdgeTable t = testing::grid_edges(40, 40, 5, 3);
+  std::vector<std::int64_t> sources, ascending, mixed;
+  for (std::int64_t id = 1; id <= 1600; id += 37) sources.push_back(id);
+  for (std::int64_t id = 5; id <= 1600; id += 61) ascending.push_back(id);
+  mixed.assign(ascending.rbegin(), ascending.rend());
+  mixed.push_back(mixed.front());  // a repeated column
+  mixed.push_back(99999);          // not in the graph: a column of infinities
+  for (const std::vector<std::int64_t>* given : {&ascending, &mixed, &sources}) {
+    const bool whole_rows = given == &sources;
+    const std::vector<std::int64_t>& columns = *given;
+    for (const int threads : {1, 2}) {
+      for (const int decline_every : {0, 2}) {
+        CallOptions options;
+        options.device = DeviceSetting::kCpu;
+        options.many_source = true;
+        options.apsp_algorithm = "cch";
+        options.cost_arrays = true;
+        options.engine.threads = threads;
+        auto run = [&](RowDestinations* destinations) {
+          options.row_destinations = destinations;
+          RoutingCall call(CallKind::kCostMatrix, t.view(), options, no_gpu);
+          call.set_sources(sources.data(), sources.size());
+          if (whole_rows)
+            call.set_all_targets();
+          else
+            call.set_array_columns(columns.data(), columns.size());
+          call.prepare();
+          EXPECT_EQ(call.summary().algorithm, "cch");
+          std::vector<std::vector<double>> rows;
+          ResultBatch batch;
+          while (call.next_batch(batch)) {
+            for (std::size_t r = 0; r < batch.rows(); ++r) {
+              const double* row = !batch.array_rows.empty()
+                                      ? batch.array_rows[r]
+                                      : batch.array_costs.data() + batch.array_row_prefix +
+                                            r * (batch.array_row_prefix + batch.array_width);
+              rows.emplace_back(row, row + batch.array_width);
+            }
+          }
+          return rows;
+        };
+        const auto want = run(nullptr);
+        Pool pool;
+        pool.decline_every = decline_every;
+        const auto got = run(&pool);
+        ASSERT_EQ(want.size(), sources.size());
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t r = 0; r < want.size(); ++r)
+          ASSERT_EQ(got[r], want[r]) << "row " << r << (whole_rows ? " (trees)" : " (columns)")
+                                     << " threads " << threads << " decline " << decline_every;
+        EXPECT_GT(pool.asked, 0);
+        EXPECT_GT(pool.rows.size(), 0u);
+        EXPECT_EQ(pool.declined > 0, decline_every > 0 && pool.asked >= decline_every);
+      }
+    }
+  }
+}
+
 // A call's batches run on a thread borrowed from the process's pool: a later call gets the same
 // thread back (no thread made per call), calls that overlap get threads of their own, what a job
 // throws reaches get(), a destructor waits for a job in flight, and a forked child makes its own.

@@ -10,6 +10,7 @@
 #include "road_index/cch.hpp"
 #include "engine/compact_rows.hpp"
 #include "base/parallel.hpp"
+#include "base/parallel_for.hpp"
 #include "base/predecessors.hpp"
 
 namespace gpu_routing {
@@ -58,6 +59,7 @@ void ResultBatch::clear() {
   has_predecessor.clear();
   array_width = 0;  // array_costs keeps its size and pages: the next batch reuses them
   array_row_prefix = 0;
+  array_rows.clear();
 }
 
 std::size_t result_matrix_bytes(std::size_t sources, std::size_t targets) {
@@ -345,6 +347,16 @@ void RoutingCall::prepare() {
       row_prefix_ = options_.cost_array_row_prefix / sizeof(double);
       row_stride_ = row_prefix_ + row_width_;
     }
+    // Better still, each array goes straight into the caller's memory for it (the tuple the
+    // backend sends), written on the engine's threads: the backend's one-core copy of every row
+    // into the tuplestore was the floor of big answers (New York, H200 host: 64 trees' 135 MB
+    // took 31-36 ms to copy against 16-18 ms to compute). The engine writes them there itself
+    // where its rows are the arrays; otherwise (columns in another order, repeated, or not in
+    // the graph; the GPU service's rows) they are gathered there from its rows, on every thread.
+    rows_to_caller_ = options_.row_destinations != nullptr;
+    engine_writes_caller_rows_ = rows_to_caller_ && array_slots_identity_ && !remote_engine_ &&
+                                 engine_->supports_row_pointers() &&
+                                 (!compact_rows_ || engine_->supports_compact_targets());
   }
   distances_.resize(distance_cells());
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
@@ -434,12 +446,16 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
   return costs;
 }
 
-void RoutingCall::solve_batch(std::size_t first, int count) {
+void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<double*>& rows) {
   SolveRequest request;
   request.sources = source_indices_.data() + first;
   request.source_count = count;
-  request.distances = distances_.data() + row_prefix_;
-  if (row_stride_ != row_width_) request.row_stride = row_stride_;
+  if (!rows.empty() && engine_writes_caller_rows_ && !remote_engine_) {
+    request.row_pointers = rows.data();
+  } else {
+    request.distances = distances_.data() + row_prefix_;
+    if (row_stride_ != row_width_) request.row_stride = row_stride_;
+  }
   if (kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany) {
     request.predecessor_arcs = predecessors_.data();
   } else if (!all_targets_) {
@@ -516,6 +532,13 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
   return true;
 }
 
+void RoutingCall::wait_for_batch() noexcept {
+  try {
+    if (pending_.valid()) pending_.wait();
+  } catch (...) {  // std::system_error from the mutex: nothing else can be done
+  }
+}
+
 bool RoutingCall::batch_ready(int wait_ms) {
   if (!batch_in_flight()) return true;
   return pending_.wait_for(wait_ms);
@@ -526,7 +549,14 @@ void RoutingCall::launch_next_batch() {
   const int count = static_cast<int>(
       std::min<std::size_t>(static_cast<std::size_t>(batch_size_), source_indices_.size() - first));
   next_source_ += static_cast<std::size_t>(count);
-  auto job = [this, first, count] { compute_batch(first, count, staging_); };
+  std::vector<double*> rows;
+  if (rows_to_caller_) {
+    rows.resize(static_cast<std::size_t>(count));
+    if (!options_.row_destinations->take(count, array_slots_.size(), rows.data())) rows.clear();
+  }
+  auto job = [this, first, count, rows = std::move(rows)] {
+    compute_batch(first, count, staging_, rows);
+  };
   if (run_here_)
     pending_.run_here(job);
   else
@@ -692,7 +722,8 @@ void BatchThread::get() {
   if (error) std::rethrow_exception(error);
 }
 
-void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch) {
+void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch,
+                                const std::vector<double*>& rows) {
   batch.clear();
   Stopwatch watch;
   work_stage_.store(WorkStage::kSolving, std::memory_order_relaxed);
@@ -708,7 +739,7 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
   const bool settled = !by_index && !traced && kind_ == CallKind::kPaths && count == 1 &&
                        emit_settled_path_rows(first, batch);
   if (!by_index && !traced && !settled) {
-    solve_batch(first, count);
+    solve_batch(first, count, rows);
     switch (kind_) {
       case CallKind::kSsspOne:
       case CallKind::kSsspMany:
@@ -720,7 +751,7 @@ void RoutingCall::compute_batch(std::size_t first, int count, ResultBatch& batch
         break;
       default:
         if (options_.cost_arrays)
-          emit_cost_arrays(first, count, batch);
+          emit_cost_arrays(first, count, batch, rows);
         else
           emit_cost_rows(first, count, batch);
         break;
@@ -983,12 +1014,31 @@ void RoutingCall::emit_cost_rows(std::size_t first, int count, ResultBatch& batc
   }
 }
 
-void RoutingCall::emit_cost_arrays(std::size_t first, int count, ResultBatch& batch) {
+void RoutingCall::emit_cost_arrays(std::size_t first, int count, ResultBatch& batch,
+                                   const std::vector<double*>& rows) {
   const std::size_t width = array_slots_.size();
   batch.array_width = width;
   for (int i = 0; i < count; ++i) {
     const VertexIndex source = source_indices_[first + static_cast<std::size_t>(i)];
     batch.start_vid.push_back(graph_->vertices.id(source));
+  }
+  if (!rows.empty()) {
+    batch.array_rows = rows;
+    if (engine_writes_caller_rows_ && !remote_engine_) return;  // written there by the engine
+    // Gathered from the engine's rows into the caller's, a row a thread.
+    const int threads = std::min(count, resolve_thread_count(options_.engine.threads));
+    parallel_for_each(count, threads, [&](int i, int) {
+      options_.engine.cancel.throw_if_requested();
+      const double* row =
+          distances_.data() + row_prefix_ + static_cast<std::size_t>(i) * row_stride_;
+      double* out = rows[static_cast<std::size_t>(i)];
+      if (array_slots_identity_) {
+        std::memcpy(out, row, width * sizeof(double));
+        return;
+      }
+      for (std::int64_t slot : array_slots_) *out++ = slot < 0 ? kInfinity : row[slot];
+    });
+    return;
   }
   const std::size_t cells = static_cast<std::size_t>(count) * width;
   if (array_slots_identity_) {

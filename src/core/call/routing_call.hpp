@@ -34,6 +34,8 @@ enum class CallKind {
   kServiceArea,
 };
 
+class RowDestinations;
+
 struct CallOptions {
   DeviceSetting device = DeviceSetting::kAuto;
   std::string sssp_algorithm = "auto";
@@ -60,6 +62,11 @@ struct CallOptions {
   // tuple's header). Where the engine's rows are the arrays and it takes a row stride, that much
   // room is left before each row, so each array is written where it is sent from. 0: no room.
   std::size_t cost_array_row_prefix = 0;
+  // With cost_arrays: memory of the caller's where each array goes (null: the call's own buffers).
+  // Where the engine writes whole arrays in place (the CPU's road index, every column or the
+  // targets in their given order), each batch's rows are asked for before the batch starts and
+  // the engine writes them there: the caller sends them from where they lie, with no copy.
+  RowDestinations* row_destinations = nullptr;
   // kPaths on an engine with its own path search (the road index): its pick where shortest paths
   // tie, one query per pair, instead of a tree and the common predecessor rule.
   bool index_paths_hierarchy = false;
@@ -68,6 +75,20 @@ struct CallOptions {
   // kServiceArea: the areas' distance, and whether each vertex goes to its nearest start only.
   double service_distance = 0;
   bool equicost = false;
+};
+
+// Where a call's cost arrays are written (CallOptions::row_destinations): the caller's memory, a
+// row per source. take() is called on the thread that calls RoutingCall::next_batch() and
+// batch_ready() (the caller's own), before the batch whose rows it gives starts; the batch's
+// thread then writes the rows, and the caller reads them once next_batch() has handed the batch
+// over. The caller keeps the memory until then, and for as long as a batch may be in flight
+// (RoutingCall::wait_for_batch()).
+class RowDestinations {
+ public:
+  virtual ~RowDestinations() = default;
+  // `count` rows of `width` doubles each: rows[i] gets where row i's costs go (8-byte aligned).
+  // false: none given (the call's own buffers serve this batch). Must not throw.
+  virtual bool take(int count, std::size_t width, double** rows) noexcept = 0;
 };
 
 // A batch's rows, which the engine fills whole before anything reads them: allocated without the
@@ -94,6 +115,9 @@ struct ResultBatch {
   // array_costs.data() + array_row_prefix + r * (array_row_prefix + array_width), and the
   // array_row_prefix doubles before them are the sender's to fill. 0: rows packed.
   std::size_t array_row_prefix = 0;
+  // Where CallOptions::row_destinations gave the rows: row r's costs are at array_rows[r] (the
+  // caller's memory; array_costs unused). Empty otherwise.
+  std::vector<double*> array_rows;
   std::size_t rows() const { return array_width != 0 ? start_vid.size() : agg_cost.size(); }
   void clear();
 };
@@ -191,6 +215,10 @@ class RoutingCall {
   // next_batch() will not block. The caller checks for a cancel between short waits, so a cancel
   // never waits for a whole batch (the batch itself stops at the engine's next poll).
   bool batch_ready(int wait_ms);
+  // Waits for the batch in flight, if any, to end (what it threw stays for next_batch()): for a
+  // caller that must free the memory a batch may be writing (CallOptions::row_destinations) on a
+  // path that does not go through next_batch() or the destructor. Does not throw.
+  void wait_for_batch() noexcept;
 
   const Graph& graph() const { return *graph_; }
   const CallSummary& summary() const { return summary_; }
@@ -205,8 +233,10 @@ class RoutingCall {
   // Starts the next batch unless one is in flight; false when there is none left to compute.
   bool batch_in_flight();
   void launch_next_batch();
-  void compute_batch(std::size_t first, int count, ResultBatch& batch);
-  void solve_batch(std::size_t first, int count);
+  // `rows`: the batch's destinations (CallOptions::row_destinations), or empty.
+  void compute_batch(std::size_t first, int count, ResultBatch& batch,
+                     const std::vector<double*>& rows);
+  void solve_batch(std::size_t first, int count, const std::vector<double*>& rows);
   // The GPU service stopped under a call with device = auto: the rest of the call runs on the CPU
   // engine in this process (from the batch that failed on).
   void continue_on_cpu(const RoutingError& why);
@@ -229,7 +259,12 @@ class RoutingCall {
   // kServiceArea (service_area_call.cpp): prepare() for it, and a batch of starts' rows.
   void prepare_service_areas();
   void emit_service_area_rows(std::size_t first, int count, ResultBatch& batch);
-  void emit_cost_arrays(std::size_t first, int count, ResultBatch& batch);
+  void emit_cost_arrays(std::size_t first, int count, ResultBatch& batch,
+                        const std::vector<double*>& rows);
+  // Whether cost arrays go into CallOptions::row_destinations, and whether the engine writes
+  // them there itself (else they are gathered there from its rows); set by prepare().
+  bool rows_to_caller_ = false;
+  bool engine_writes_caller_rows_ = false;
 
   CallKind kind_;
   CallOptions options_;

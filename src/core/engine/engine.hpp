@@ -71,6 +71,10 @@ struct SolveRequest {
   // leaves room before each row for what it sends the row in (a PostgreSQL tuple's header, so a
   // cost array is written where the tuplestore copies it from, not copied into a tuple first).
   std::size_t row_stride = 0;
+  // Instead of distances (and row_stride): row i goes to row_pointers[i], each row where the
+  // caller wants it (8-byte aligned). Set only for an engine whose supports_row_pointers() is
+  // true, never with predecessor_arcs or own_target_distances.
+  double* const* row_pointers = nullptr;
 };
 
 // What an engine reports about a run, for gpu_routing_last_run().
@@ -114,6 +118,8 @@ class ShortestPathEngine {
   // Whether solve() honours SolveRequest::row_stride for distances (rows apart by more than their
   // width). Never asked together with predecessor_arcs or own_target_distances.
   virtual bool supports_row_stride() const { return false; }
+  // Whether solve() takes SolveRequest::row_pointers.
+  virtual bool supports_row_pointers() const { return false; }
   // Whether solve() takes own_target_distances (see SolveRequest).
   virtual bool supports_paths_without_rows() const { return false; }
   // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when
