@@ -64,10 +64,16 @@ struct ArenaContext {
   ArenaBlock* current;       // where regular chunks are cut from
   std::size_t next_block_bytes;
   std::size_t live_chunks;
-  // Blocks mapped while false are left for their writer to fault in: rows an engine's threads
-  // write (alloc_cost_array_rows) get their pages on those threads, in parallel, not populated
-  // here on the backend's one.
-  bool populate;
+  // Batches of rows handed to a writer (alloc_cost_array_rows) whose block is not linked yet:
+  // nothing of it is written here before its first row is stored, so that its pages are the
+  // writer's to fault in.
+  struct PendingBatch {
+    char* memory;
+    std::size_t mapped_bytes;
+    std::size_t row_bytes;  // a chunk's header and its tuple
+    int rows;
+  } pending[8];
+  int pending_count;
 };
 
 constexpr std::size_t kBlockHeaderBytes = MAXALIGN(sizeof(ArenaBlock));
@@ -111,13 +117,14 @@ void unlink_block(ArenaContext* arena, ArenaBlock* block) {
   arena->header.mem_allocated -= block->mapped_bytes;
 }
 
-// A populated block of 2 MB or more: placed on a 2 MB boundary and advised to transparent huge
-// pages, then populated. Writing 16.8M rows (1.1 GB of blocks) on 4 kB pages spent 0.6-1.4 s of
-// the backend's time in the kernel (a fault's bookkeeping and a page cleared per 4 kB, and 0.1 s
-// unmapping); on 2 MB pages 0.2 s, unmapping in 4 ms (the 2-core development machine). Where
-// transparent huge pages are off ("never") the advice is ignored and the block is populated on
-// 4 kB pages as before; kernels before 5.14 (no MADV_POPULATE_WRITE) fault them in as written.
-void* map_on_huge_pages(std::size_t bytes) {
+// A block of 2 MB or more: placed on a 2 MB boundary and advised to transparent huge pages, then
+// populated (unless its writer is to fault it in). Writing 16.8M rows (1.1 GB of blocks) on 4 kB
+// pages spent 0.6-1.4 s of the backend's time in the kernel (a fault's bookkeeping and a page
+// cleared per 4 kB, and 0.1 s unmapping); on 2 MB pages 0.2 s, unmapping in 4 ms (the 2-core
+// development machine). Where transparent huge pages are off ("never") the advice is ignored and
+// the block is populated on 4 kB pages as before; kernels before 5.14 (no MADV_POPULATE_WRITE)
+// fault them in as written.
+void* map_on_huge_pages(std::size_t bytes, bool populate) {
   char* raw = static_cast<char*>(mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (raw == MAP_FAILED) return MAP_FAILED;
@@ -128,7 +135,7 @@ void* map_on_huge_pages(std::size_t bytes) {
   if (head > 0) munmap(raw, head);
   munmap(start + bytes, kHugePageBytes - head);
   madvise(start, bytes, MADV_HUGEPAGE);
-  madvise(start, bytes, MADV_POPULATE_WRITE);
+  if (populate) madvise(start, bytes, MADV_POPULATE_WRITE);
   return start;
 }
 
@@ -180,20 +187,11 @@ bool keep_block(void* memory, std::size_t bytes) {
   return true;
 }
 
-// `populate`: the pages mapped now (a kept block where one fits). `by_writer`: a kept block
-// where one fits, else a mapping whose pages the threads that write it fault in, in parallel
-// (kept afterwards like a populated one: by then they are there). Those get 4 kB pages: this
-// thread writes the block's and the chunk's headers, and on a huge page that would clear the
-// first 2 MB of the block here, most of a New York tree.
-ArenaBlock* map_block(std::size_t bytes, bool populate, bool by_writer = false) {
-  void* memory = populate || by_writer ? take_kept_block(bytes, &bytes) : nullptr;
-  if (memory == nullptr && by_writer) {
-    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED) return nullptr;
-    madvise(memory, bytes, MADV_NOHUGEPAGE);
-  } else if (memory == nullptr) {
+ArenaBlock* map_block(std::size_t bytes, bool populate) {
+  void* memory = populate ? take_kept_block(bytes, &bytes) : nullptr;
+  if (memory == nullptr) {
     memory = populate && bytes >= kHugePageBytes
-                 ? map_on_huge_pages(bytes)
+                 ? map_on_huge_pages(bytes, true)
                  : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
     if (memory == MAP_FAILED) return nullptr;
@@ -204,7 +202,7 @@ ArenaBlock* map_block(std::size_t bytes, bool populate, bool by_writer = false) 
   block->free_ptr = first_chunk(block);
   block->end = static_cast<char*>(memory) + bytes;
   block->large = false;
-  block->populated = populate || by_writer;  // a writer's block: keepable once written
+  block->populated = populate;
   return block;
 }
 
@@ -221,8 +219,7 @@ void* arena_alloc_large(ArenaContext* arena, Size size) {
   // and its pages are written in order anyway. From 2 MB on (a tuple of a New York tree as an
   // array) on huge pages, populated: 4 kB faults were half the time of writing such rows (the
   // development machine, 64 trees).
-  ArenaBlock* block =
-      arena->populate ? map_block(bytes, bytes >= kHugePageBytes) : map_block(bytes, false, true);
+  ArenaBlock* block = map_block(bytes, bytes >= kHugePageBytes);
   if (block == nullptr) return nullptr;
   block->large = true;
   block->live_chunks = 1;
@@ -244,7 +241,7 @@ void* arena_alloc(MemoryContext context, Size size) {
   if (block == nullptr || static_cast<std::size_t>(block->end - block->free_ptr) < needed) {
     std::size_t bytes = arena->next_block_bytes;
     while (bytes < kBlockHeaderBytes + needed) bytes *= 2;
-    block = arena->populate ? map_block(bytes, true) : map_block(bytes, false, true);
+    block = map_block(bytes, true);
     if (block == nullptr) return nullptr;
     link_block(arena, block);
     // A block left behind is unmapped once its last chunk is freed; an empty one goes now.
@@ -331,9 +328,74 @@ void arena_reset(MemoryContext context) {
   }
   ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
   while (arena->blocks != nullptr) unmap_block(arena, arena->blocks);
+  for (int i = 0; i < arena->pending_count; ++i)
+    munmap(arena->pending[i].memory, arena->pending[i].mapped_bytes);
+  arena->pending_count = 0;
   arena->current = nullptr;
   arena->next_block_bytes = kFirstBlockBytes;
   arena->live_chunks = 0;
+}
+
+// A batch of `count` tuples of `tuple_bytes` each for a writer (alloc_cost_array_rows): one
+// mapping, on huge pages where it is 2 MB or more (or a kept block), with chunks back to back
+// after the block's header. Nothing of it is written here: the writer's threads fault its pages
+// in (in parallel; the backend's own faults or populating were the floor of big answers), and
+// the block's and each chunk's header are written when the row is stored
+// (arena_store_writer_chunk), onto pages the writer has brought in. false: no room for another
+// pending batch, or no memory.
+bool arena_writer_batch(MemoryContext context, int count, std::size_t tuple_bytes, char** tuples) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  constexpr int kMostPending = static_cast<int>(sizeof arena->pending / sizeof arena->pending[0]);
+  if (arena->pending_count == kMostPending || count <= 0) return false;
+  const std::size_t row_bytes = kChunkHeaderBytes + MAXALIGN(tuple_bytes);
+  if (row_bytes > UINT32_MAX) return false;  // a chunk's size is 32 bits
+  std::size_t bytes = page_round(kBlockHeaderBytes + row_bytes * static_cast<std::size_t>(count));
+  if (bytes > UINT32_MAX) return false;  // so is a chunk's offset in its block
+  void* memory = take_kept_block(bytes, &bytes);
+  if (memory == nullptr) {
+    memory = bytes >= kHugePageBytes
+                 ? map_on_huge_pages(bytes, false)
+                 : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return false;
+  }
+  char* first = static_cast<char*>(memory) + kBlockHeaderBytes;
+  for (int i = 0; i < count; ++i)
+    tuples[i] = first + static_cast<std::size_t>(i) * row_bytes + kChunkHeaderBytes;
+  arena->pending[arena->pending_count++] = {static_cast<char*>(memory), bytes, row_bytes, count};
+  return true;
+}
+
+// Makes `tuple` (from arena_writer_batch) a chunk of the arena: its batch's block linked on its
+// first row, its header written. The tuplestore then frees it as any chunk.
+void arena_store_writer_chunk(MemoryContext context, char* tuple) {
+  ArenaContext* arena = reinterpret_cast<ArenaContext*>(context);
+  ArenaChunk* chunk = chunk_of(tuple);
+  for (int i = 0; i < arena->pending_count; ++i) {
+    ArenaContext::PendingBatch& batch = arena->pending[i];
+    if (tuple < batch.memory || tuple >= batch.memory + batch.mapped_bytes) continue;
+    ArenaBlock* block = reinterpret_cast<ArenaBlock*>(batch.memory);
+    block->mapped_bytes = batch.mapped_bytes;
+    block->live_chunks = static_cast<std::size_t>(batch.rows);
+    block->end = batch.memory + batch.mapped_bytes;
+    block->free_ptr = block->end;  // nothing more is cut from it
+    block->large = false;
+    block->populated = true;  // its pages are there: keepable
+    link_block(arena, block);
+    arena->live_chunks += static_cast<std::size_t>(batch.rows);
+    // Every chunk's header at once: a row stored while another is not (an error between)
+    // still frees as a chunk of this block.
+    for (int r = 0; r < batch.rows; ++r) {
+      ArenaChunk* each = reinterpret_cast<ArenaChunk*>(
+          batch.memory + kBlockHeaderBytes + static_cast<std::size_t>(r) * batch.row_bytes);
+      each->size = static_cast<std::uint32_t>(batch.row_bytes - kChunkHeaderBytes);
+      each->block_offset = static_cast<std::uint32_t>(reinterpret_cast<char*>(each) - batch.memory);
+      each->context = context;
+    }
+    arena->pending[i] = arena->pending[--arena->pending_count];
+    break;
+  }
+  if (chunk->context != context)
+    elog(ERROR, "gpu_routing: a result row was not made by this result store");
 }
 
 void arena_delete(MemoryContext context) {
@@ -392,7 +454,6 @@ MemoryContext create_row_arena(MemoryContext parent) {
                     errdetail("Failed while creating the gpu_routing result row context.")));
   memset(arena, 0, sizeof *arena);
   arena->next_block_bytes = kFirstBlockBytes;
-  arena->populate = true;
   // PostgreSQL 15 accepts only its own context tags as valid; the methods are what it calls.
   MemoryContextCreate(&arena->header, T_GenerationContext, &kArenaMethods, parent,
                       "gpu_routing result rows");
@@ -626,19 +687,11 @@ bool alloc_cost_array_rows(ResultStore* result, int count, std::size_t width,
   if (width > (MaxAllocSize / sizeof(double)) ||
       !AllocSizeIsValid(HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + length))
     return false;
-  ArenaContext* arena = reinterpret_cast<ArenaContext*>(result->arena);
-  arena->populate = false;
-  int made = 0;
-  for (; made < count; ++made) {
-    // No ERROR on the way: the size is valid and a failed mapping gives NULL.
-    void* chunk = MemoryContextAllocExtended(result->arena, length, MCXT_ALLOC_NO_OOM);
-    if (chunk == nullptr) break;
-    rows[made] = reinterpret_cast<double*>(static_cast<char*>(chunk) + prefix);
-  }
-  arena->populate = true;
-  if (made == count) return true;
-  for (int i = 0; i < made; ++i) pfree(reinterpret_cast<char*>(rows[i]) - prefix);
-  return false;
+  // No ERROR on the way: only system calls.
+  char** tuples = reinterpret_cast<char**>(rows);  // the same slots, rewritten below
+  if (!arena_writer_batch(result->arena, count, length, tuples)) return false;
+  for (int i = 0; i < count; ++i) rows[i] = reinterpret_cast<double*>(tuples[i] + prefix);
+  return true;
 #else
   (void)result;
   (void)count;
@@ -679,6 +732,9 @@ void put_cost_array_row(ResultStore* result, double* costs, std::size_t width, i
   *ARR_DIMS(array) = static_cast<int>(width);
   *ARR_LBOUND(array) = 1;
   char* tuple = reinterpret_cast<char*>(costs) - (costs_offset - MINIMAL_TUPLE_OFFSET);
+#if PG_VERSION_NUM < 160000
+  arena_store_writer_chunk(result->arena, tuple);
+#endif
   memcpy(tuple, formed.bytes + MINIMAL_TUPLE_OFFSET, costs_offset - MINIMAL_TUPLE_OFFSET);
   MinimalTuple minimal = reinterpret_cast<MinimalTuple>(tuple);
   minimal->t_len =

@@ -394,7 +394,11 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
       shape.result_rows = S * width * std::sqrt(static_cast<double>(n));
       break;
     default:
-      shape.result_rows = options_.cost_arrays ? S * (1 + width / 16) : S * width;
+      // An array the backend copies costs it about a row per 16 costs; one written into its
+      // tuple by the engine (or gathered there on every thread: row_destinations) about a row.
+      shape.result_rows = !options_.cost_arrays                  ? S * width
+                          : options_.row_destinations != nullptr ? S
+                                                                 : S * (1 + width / 16);
   }
   shape.result_cells = S * (problem.compact_targets ? width : static_cast<double>(n));
   // A kept graph's share was measured when it was kept (else remembered by where its arrays are
