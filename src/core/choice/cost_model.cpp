@@ -479,7 +479,15 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   double fixed = call_ms;
   const bool resident = state.kept_engine == "*" || state.kept_engine == "gpu " + name;
   if (!resident) fixed += graph_bytes * s.gpu_upload_ns_per_byte * 1e-6;
-  const double download = shape.result_cells * 8.0 * s.gpu_download_ns_per_byte * 1e-6;
+  // Through the GPU service a row's distances also cross from the service's memory into the
+  // session's, whose pages are fresh: about 0.35 ns a byte on the H200 host (New York arrays,
+  // gpu_routing_last_run's transfers: 64 trees' 135 MB in 41-47 ms, 10,000 x 10,000's 800 MB in
+  // 281-285 ms; not calibrated). While the backend copied every array on one core, that cost hid
+  // in the rows' estimate of both devices; written in place, the CPU's rows cost nothing like it.
+  constexpr double kServiceCrossingNsPerByte = 0.35;
+  const double per_byte_back =
+      s.gpu_download_ns_per_byte + (state.service ? kServiceCrossingNsPerByte : 0.0);
+  const double download = shape.result_cells * 8.0 * per_byte_back * 1e-6;
   double compute = 0, batch = 1024;
   if (name == "near_far") {
     if (S <= 1)
@@ -506,8 +514,8 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
     // Sweeps fill whole rows; a cost matrix's columns are gathered on the device, so only they
     // come back, other calls' rows in full.
     const double cells_back = shape.compact_targets ? shape.result_cells : S * V;
-    return fixed + with_rows(compute + cells_back * 8.0 * s.gpu_download_ns_per_byte * 1e-6,
-                             emit_ms, batches_of(shape.sources, batch));
+    return fixed + with_rows(compute + cells_back * 8.0 * per_byte_back * 1e-6, emit_ms,
+                             batches_of(shape.sources, batch));
   }
   return fixed + with_rows(compute + download, emit_ms, batches_of(shape.sources, batch));
 }
