@@ -515,8 +515,9 @@ class StoreRowDestinations final : public RowDestinations {
   }
 };
 
-void wait_for_call_batch(void* call) {
-  static_cast<RoutingCall*>(call)->wait_for_batch();
+// The row arena is freed while the call still lives (an ERROR deletes it first): its batch stops.
+void abandon_call_batch(void* call) {
+  static_cast<RoutingCall*>(call)->abandon_batch();
 }
 
 // The call's owner: it is no longer the store's writer once gone (its destructor waits for the
@@ -667,7 +668,7 @@ Datum run_call(FunctionCallInfo fcinfo, CallArguments* args) {
       64 * 1024, std::min<std::size_t>(static_cast<std::size_t>(work_mem) * 1024, left / 2));
   call->reserve_result_rows(rows_in_memory);
   ResultStore* result = begin_result_store(fcinfo, rows_in_memory);
-  if (destinations != nullptr && set_row_writer(result, wait_for_call_batch, call))
+  if (destinations != nullptr && set_row_writer(result, abandon_call_batch, call))
     destinations->result = result;
 
   int64 rows = 0;

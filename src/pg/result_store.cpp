@@ -662,7 +662,7 @@ const TupleTableSlotOps kAdoptingSlotOps = {
     adopting_copy_minimal_tuple,
 };
 
-// A (bigint, float8[]) minimal tuple's bytes before its costs, for `width` costs.
+// A (bigint, float8[]) minimal tuple's bytes before its costs (the same for every width).
 std::size_t cost_array_minimal_prefix() {
   return cost_array_layout(TYPALIGN_DOUBLE, TYPALIGN_DOUBLE).costs_offset() - MINIMAL_TUPLE_OFFSET;
 }

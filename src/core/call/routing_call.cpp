@@ -536,7 +536,11 @@ bool RoutingCall::next_batch(ResultBatch& batch) {
   return true;
 }
 
-void RoutingCall::wait_for_batch() noexcept {
+void RoutingCall::abandon_batch() noexcept {
+  // As the destructor: the batch stops at its engine's next poll. The caller's own cancel may
+  // not reach it any more (an ERROR clears the pending cancel as it raises it), and a batch that
+  // builds an index first would otherwise run on for a second.
+  abandon_.store(true);
   try {
     if (pending_.valid()) pending_.wait();
   } catch (...) {  // std::system_error from the mutex: nothing else can be done

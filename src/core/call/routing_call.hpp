@@ -82,7 +82,7 @@ struct CallOptions {
 // batch_ready() (the caller's own), before the batch whose rows it gives starts; the batch's
 // thread then writes the rows, and the caller reads them once next_batch() has handed the batch
 // over. The caller keeps the memory until then, and for as long as a batch may be in flight
-// (RoutingCall::wait_for_batch()).
+// (RoutingCall::abandon_batch()).
 class RowDestinations {
  public:
   virtual ~RowDestinations() = default;
@@ -215,10 +215,10 @@ class RoutingCall {
   // next_batch() will not block. The caller checks for a cancel between short waits, so a cancel
   // never waits for a whole batch (the batch itself stops at the engine's next poll).
   bool batch_ready(int wait_ms);
-  // Waits for the batch in flight, if any, to end (what it threw stays for next_batch()): for a
-  // caller that must free the memory a batch may be writing (CallOptions::row_destinations) on a
-  // path that does not go through next_batch() or the destructor. Does not throw.
-  void wait_for_batch() noexcept;
+  // Stops the batch in flight, if any, and waits for it to end (as the destructor does; the call
+  // computes nothing more): for a caller that must free the memory a batch may be writing
+  // (CallOptions::row_destinations) before the call itself goes, on an error. Does not throw.
+  void abandon_batch() noexcept;
 
   const Graph& graph() const { return *graph_; }
   const CallSummary& summary() const { return summary_; }
