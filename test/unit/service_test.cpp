@@ -653,6 +653,51 @@ TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
   EXPECT_EQ(exit_code_.load(), -1);  // the service goes on
 }
 
+// A road-index request keeps no batch window while another lane could take it: with two
+// workers and a 20 s window it is answered at once (the window held it 20 s before); with one
+// worker there is no other lane, and the window holds it as it holds every batchable request.
+TEST_F(ServiceTest, CchKeepsNoBatchWindowWhileAnotherLaneIsIdle) {
+  RandomGraphSpec spec;
+  spec.vertices = 400;
+  spec.edges = 1600;
+  EdgeTable table = testing::random_edges(spec, 23);
+  Graph graph = build_graph(table.view(), true);
+  ensure_reverse(graph);
+  const SharedMapping image = publish_image(graph, 1);
+  Cch index(graph, cch_order(graph));
+  index.customize(graph);
+  const std::string index_name = service::graph_segment_name(postmaster_pid_, getpid(), 2);
+  SharedMapping index_image = SharedMapping::create(index_name, index.image_bytes());
+  index.write_image(index_image.data());
+  const EngineInfo* cch = find_engine("cch", Device::kCpu);
+  ASSERT_NE(cch, nullptr);
+  for (const int workers : {2, 1}) {
+    start_dispatcher(kRoomyBudget, workers);
+    const std::int64_t window_ms = workers == 2 ? 20'000 : 300;
+    header_->batch_window_ns.store(window_ms * 1'000'000);
+    auto client = connect_client();
+    auto engine =
+        client->create(*cch, graph, single_thread(), image.name(), index_name, index.image_bytes());
+    Query query;
+    query.sources = {5};
+    const auto began = std::chrono::steady_clock::now();
+    const Rows got = solve_with(*engine, query);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+    ASSERT_TRUE(testing::same_distances(got.distances.data(),
+                                        solve_locally(graph, query.sources, false).distances));
+    if (workers == 2)
+      EXPECT_LT(ms, 5000.0) << "held by the window with another lane idle";
+    else
+      EXPECT_GE(ms, 250.0) << "one lane: the window should have held the request";
+    engine.reset();
+    client.reset();
+    header_->batch_window_ns.store(0);
+    stop_dispatcher();
+    dispatcher_.reset();
+  }
+}
+
 // --- 5. Cancel --------------------------------------------------------------------------------
 
 TEST_F(ServiceTest, ACancelAlreadyRaisedTouchesNoSlot) {

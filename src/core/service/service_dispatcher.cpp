@@ -348,6 +348,14 @@ bool ServiceDispatcher::reserved_by_other(const Worker& worker, const Job& job) 
   return false;
 }
 
+bool ServiceDispatcher::another_lane_idle(const Worker& worker, const Job& job) const {
+  for (const auto& other : workers_)
+    if (other.get() != &worker && !other->busy && !other->failed && other->window == nullptr &&
+        may_take(*other, job))
+      return true;
+  return false;
+}
+
 bool ServiceDispatcher::may_take(const Worker& worker, const Job& job) const {
   // A part is its GPU's; one meant for another GPU is left to it while that GPU serves.
   if (job.part_device >= 0) {
@@ -406,14 +414,23 @@ std::vector<ServiceDispatcher::Job> ServiceDispatcher::next_group(
       // Requests that arrive within the batch window of the oldest one's submission share its
       // launch (requests that arrived while the previous launch ran are already here). While
       // the window is open, the other workers leave the requests that would join it.
+      //
+      // A road-index group (cch) keeps no window while another lane that could take its
+      // requests is idle: its sweep is short, and a window held open there only left that lane
+      // idle beside it. On two H200s with three lanes each, New York routes: 5,961 routes/s with
+      // the 1 ms window against 12,313 without (one GPU: 7,259 and 8,647), the lanes 14% busy
+      // against 79% (docs/results/h200x2_service.md). near_far's launch lasts as long as its
+      // longest search, whatever its size, so its groups wait out the window as before.
       const std::int64_t window = static_cast<std::int64_t>(header_->batch_window_ns.load());
       const std::int64_t deadline = first.submitted_ns + window;
+      const bool short_sweeps = first.engine == "cch";
       worker.window = &first;
       for (;;) {
         std::size_t size = 1;
         for (const Job& job : pending_) size += same_group(first, job) ? 1 : 0;
         const std::int64_t now = monotonic_ns();
         if (window <= 0 || size >= kMaxBatch || now >= deadline || exiting_ || stop_->load()) break;
+        if (short_sweeps && another_lane_idle(worker, first)) break;
         work_.wait_for(lock, std::chrono::nanoseconds(deadline - now));
       }
       worker.window = nullptr;

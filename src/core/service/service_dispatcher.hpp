@@ -175,6 +175,8 @@ class ServiceDispatcher {
   // open); empty when it is to stop.
   std::vector<Job> next_group(Worker& worker, std::unique_lock<std::mutex>& lock);
   bool may_take(const Worker& worker, const Job& job) const;  // under mutex_
+  // Whether another live lane waits for work and could take `job` (under mutex_).
+  bool another_lane_idle(const Worker& worker, const Job& job) const;
   bool reserved_by_other(const Worker& worker, const Job& job) const;
   bool same_group(const Job& a, const Job& b) const;
   static bool holds(const Worker& worker, const Job& job);  // under mutex_
