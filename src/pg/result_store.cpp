@@ -556,17 +556,42 @@ CostArrayLayout cost_array_layout(char id_align, char array_align) {
   return layout;
 }
 
+// Whether a result's rows are (bigint, float8[]) (both aligned to 8, as those types always are).
+bool is_cost_array_desc(TupleDesc desc) {
+  return desc->natts == 2 && TupleDescAttr(desc, 0)->atttypid == INT8OID &&
+         TupleDescAttr(desc, 1)->atttypid == FLOAT8ARRAYOID &&
+         TupleDescAttr(desc, 0)->attalign == TYPALIGN_DOUBLE &&
+         TupleDescAttr(desc, 1)->attalign == TYPALIGN_DOUBLE;
+}
+
+// A (bigint, float8[]) row's header from `header` on (zeroed by the caller up to its costs):
+// the header's attribute count, data offset and flags, and the array's own header for `width`
+// costs. The row's id and costs are the caller's to write. Returns the array.
+ArrayType* write_cost_array_header(HeapTupleHeader header, const CostArrayLayout& layout,
+                                   std::size_t width) {
+  HeapTupleHeaderSetNatts(header, 2);
+  header->t_hoff = static_cast<uint8>(layout.hoff);
+  header->t_infomask = HEAP_HASVARWIDTH;
+  auto* array = reinterpret_cast<ArrayType*>(reinterpret_cast<char*>(header) + layout.hoff +
+                                             layout.array_offset);
+  SET_VARSIZE(array, ARR_OVERHEAD_NONULLS(1) + width * sizeof(double));
+  array->ndim = 1;
+  array->dataoffset = 0;
+  array->elemtype = FLOAT8OID;
+  *ARR_DIMS(array) = static_cast<int>(width);
+  *ARR_LBOUND(array) = 1;
+  return array;
+}
+
 }  // namespace
 
 HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int64** start_vid,
                               double** costs) {
   const TupleDesc desc = result->desc;
-  const Form_pg_attribute id = TupleDescAttr(desc, 0);
-  const Form_pg_attribute array = TupleDescAttr(desc, 1);
-  if (desc->natts != 2 || id->atttypid != INT8OID || array->atttypid != FLOAT8ARRAYOID)
+  if (!is_cost_array_desc(desc))
     elog(ERROR, "gpu_routing: a cost array row must be (bigint, float8[])");
   const Size array_bytes = ARR_OVERHEAD_NONULLS(1) + width * sizeof(double);
-  const CostArrayLayout layout = cost_array_layout(id->attalign, array->attalign);
+  const CostArrayLayout layout = cost_array_layout(TYPALIGN_DOUBLE, TYPALIGN_DOUBLE);
   const Size hoff = layout.hoff;
   const Size id_offset = layout.id_offset;
   const Size array_offset = layout.array_offset;
@@ -585,17 +610,8 @@ HeapTuple make_cost_array_row(const ResultStore* result, std::size_t width, int6
   HeapTupleHeaderSetDatumLength(header, length);
   HeapTupleHeaderSetTypeId(header, desc->tdtypeid);
   HeapTupleHeaderSetTypMod(header, desc->tdtypmod);
-  HeapTupleHeaderSetNatts(header, 2);
-  header->t_hoff = static_cast<uint8>(hoff);
-  header->t_infomask = HEAP_HASVARWIDTH;
+  ArrayType* costs_array = write_cost_array_header(header, layout, width);
   char* data = reinterpret_cast<char*>(header) + hoff;
-  auto* costs_array = reinterpret_cast<ArrayType*>(data + array_offset);
-  SET_VARSIZE(costs_array, array_bytes);
-  costs_array->ndim = 1;
-  costs_array->dataoffset = 0;
-  costs_array->elemtype = FLOAT8OID;
-  *ARR_DIMS(costs_array) = static_cast<int>(width);
-  *ARR_LBOUND(costs_array) = 1;
   // The tuple as PostgreSQL reads it must find the array where it was written.
   bool is_null = true;
   const Datum read = heap_getattr(tuple, 2, desc, &is_null);
@@ -667,13 +683,6 @@ std::size_t cost_array_minimal_prefix() {
   return cost_array_layout(TYPALIGN_DOUBLE, TYPALIGN_DOUBLE).costs_offset() - MINIMAL_TUPLE_OFFSET;
 }
 
-bool is_cost_array_desc(TupleDesc desc) {
-  return desc->natts == 2 && TupleDescAttr(desc, 0)->atttypid == INT8OID &&
-         TupleDescAttr(desc, 1)->atttypid == FLOAT8ARRAYOID &&
-         TupleDescAttr(desc, 0)->attalign == TYPALIGN_DOUBLE &&
-         TupleDescAttr(desc, 1)->attalign == TYPALIGN_DOUBLE;
-}
-
 }  // namespace
 
 bool alloc_cost_array_rows(ResultStore* result, int count, std::size_t width,
@@ -718,19 +727,8 @@ void put_cost_array_row(ResultStore* result, double* costs, std::size_t width, i
   static_assert(sizeof formed >= 64, "room for the header");
   if (costs_offset > sizeof formed.bytes) elog(ERROR, "gpu_routing: a cost array header too long");
   memset(formed.bytes, 0, costs_offset);
-  HeapTupleHeader header = &formed.header;
-  HeapTupleHeaderSetNatts(header, 2);
-  header->t_hoff = static_cast<uint8>(layout.hoff);
-  header->t_infomask = HEAP_HASVARWIDTH;
-  char* data = formed.bytes + layout.hoff;
-  memcpy(data + layout.id_offset, &start_vid, sizeof start_vid);
-  auto* array = reinterpret_cast<ArrayType*>(data + layout.array_offset);
-  SET_VARSIZE(array, ARR_OVERHEAD_NONULLS(1) + width * sizeof(double));
-  array->ndim = 1;
-  array->dataoffset = 0;
-  array->elemtype = FLOAT8OID;
-  *ARR_DIMS(array) = static_cast<int>(width);
-  *ARR_LBOUND(array) = 1;
+  write_cost_array_header(&formed.header, layout, width);
+  memcpy(formed.bytes + layout.hoff + layout.id_offset, &start_vid, sizeof start_vid);
   char* tuple = reinterpret_cast<char*>(costs) - (costs_offset - MINIMAL_TUPLE_OFFSET);
 #if PG_VERSION_NUM < 160000
   arena_store_writer_chunk(result->arena, tuple);

@@ -253,6 +253,22 @@ class ServiceTest : public ::testing::Test {
     return mapping;
   }
 
+  // A road index of `graph` (made and customized here) published as a kept graph's index
+  // segment under `sequence`, as a backend publishes one for the service's cch.
+  struct PublishedIndex {
+    SharedMapping mapping;
+    std::string name;
+    std::size_t bytes;
+  };
+  PublishedIndex publish_index(const Graph& graph, std::uint64_t sequence) {
+    Cch index(graph, cch_order(graph));
+    index.customize(graph);
+    const std::string name = service::graph_segment_name(postmaster_pid_, getpid(), sequence);
+    SharedMapping mapping = SharedMapping::create(name, index.image_bytes());
+    index.write_image(mapping.data());
+    return {std::move(mapping), name, index.image_bytes()};
+  }
+
   // With two devices serving: an injected device fault on `query`'s first run. The device that
   // ran it leaves the service with the CUDA error, the request runs again on the other and is
   // answered (`want`), and the service goes on. The failed device's index, or -1 when none
@@ -628,15 +644,10 @@ TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
   Graph graph = build_graph(table.view(), true);
   ensure_reverse(graph);
   const SharedMapping image = publish_image(graph, 1);
-  Cch index(graph, cch_order(graph));
-  index.customize(graph);
-  const std::string index_name = service::graph_segment_name(postmaster_pid_, getpid(), 2);
-  SharedMapping index_image = SharedMapping::create(index_name, index.image_bytes());
-  index.write_image(index_image.data());
+  const PublishedIndex index = publish_index(graph, 2);
   const EngineInfo* cch = find_engine("cch", Device::kCpu);
   ASSERT_NE(cch, nullptr);
-  auto engine =
-      client->create(*cch, graph, single_thread(), image.name(), index_name, index.image_bytes());
+  auto engine = client->create(*cch, graph, single_thread(), image.name(), index.name, index.bytes);
   Query query;
   query.sources = {0, 7, graph.vertex_count() - 1};
   query.predecessors = true;
@@ -647,8 +658,8 @@ TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
   EXPECT_NE(engine->report().notes.find("road index (shared)"), std::string::npos)
       << engine->report().notes;
   // A size the segment cannot hold fails the request, it does not read past the mapping.
-  auto wrong = client->create(*cch, graph, single_thread(), image.name(), index_name,
-                              index.image_bytes() + (1 << 20));
+  auto wrong = client->create(*cch, graph, single_thread(), image.name(), index.name,
+                              index.bytes + (1 << 20));
   EXPECT_THROW(solve_with(*wrong, query), RoutingError);
   EXPECT_EQ(exit_code_.load(), -1);  // the service goes on
 }
@@ -664,11 +675,7 @@ TEST_F(ServiceTest, CchKeepsNoBatchWindowWhileAnotherLaneIsIdle) {
   Graph graph = build_graph(table.view(), true);
   ensure_reverse(graph);
   const SharedMapping image = publish_image(graph, 1);
-  Cch index(graph, cch_order(graph));
-  index.customize(graph);
-  const std::string index_name = service::graph_segment_name(postmaster_pid_, getpid(), 2);
-  SharedMapping index_image = SharedMapping::create(index_name, index.image_bytes());
-  index.write_image(index_image.data());
+  const PublishedIndex index = publish_index(graph, 2);
   const EngineInfo* cch = find_engine("cch", Device::kCpu);
   ASSERT_NE(cch, nullptr);
   for (const int workers : {2, 1}) {
@@ -677,7 +684,7 @@ TEST_F(ServiceTest, CchKeepsNoBatchWindowWhileAnotherLaneIsIdle) {
     header_->batch_window_ns.store(window_ms * 1'000'000);
     auto client = connect_client();
     auto engine =
-        client->create(*cch, graph, single_thread(), image.name(), index_name, index.image_bytes());
+        client->create(*cch, graph, single_thread(), image.name(), index.name, index.bytes);
     Query query;
     query.sources = {5};
     const auto began = std::chrono::steady_clock::now();

@@ -92,8 +92,7 @@ RoutingCall::RoutingCall(CallKind kind, const Graph& kept_graph, const CallOptio
 RoutingCall::~RoutingCall() {
   // Runs on success and when PostgreSQL unwinds an error: a batch still in flight is told to stop
   // and waited for, since it uses this object.
-  abandon_.store(true);
-  if (pending_.valid()) pending_.wait();
+  abandon_batch();
   // Only an engine whose call ended cleanly is kept: a cancelled or failed one may be mid-way.
   if (finished_ && engine_ != nullptr && !engine_key_.empty()) {
     try {
@@ -454,7 +453,7 @@ void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<do
   SolveRequest request;
   request.sources = source_indices_.data() + first;
   request.source_count = count;
-  if (!rows.empty() && engine_writes_caller_rows_ && !remote_engine_) {
+  if (!rows.empty() && engine_writes_caller_rows_) {
     request.row_pointers = rows.data();
   } else {
     request.distances = distances_.data() + row_prefix_;
@@ -1032,7 +1031,7 @@ void RoutingCall::emit_cost_arrays(std::size_t first, int count, ResultBatch& ba
   }
   if (!rows.empty()) {
     batch.array_rows = rows;
-    if (engine_writes_caller_rows_ && !remote_engine_) return;  // written there by the engine
+    if (engine_writes_caller_rows_) return;  // written there by the engine
     // Gathered from the engine's rows into the caller's, a row a thread.
     const int threads = std::min(count, resolve_thread_count(options_.engine.threads));
     parallel_for_each(count, threads, [&](int i, int) {
