@@ -5,7 +5,9 @@
 // row is compared with the CPU's PHAST row (must be equal bit for bit). Then the hierarchy's
 // customization: Cch::customize on one core and on all of them against gpu::CchCustomizer
 // (kernels/cch_customize.cu), whose weights and vias must equal the CPU's bit for bit.
-//   phast_bench [--data DIR] [--reps N] [--sections trees,customization]
+// Then (section matrices, asked for by name) cost matrices with sweeps restricted to the targets'
+// closure (RPHAST) against full ones.
+//   phast_bench [--data DIR] [--reps N] [--sections trees,customization,matrices]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -165,6 +167,70 @@ void run(const std::string& name, const Graph& graph, int reps) {
   std::fprintf(stderr, "%s: %s\n", name.c_str(), engine->report().notes.c_str());
 }
 
+// Cost matrices (compact rows, N sources x N other targets) on New York's index, in solves of
+// 1024 sources as the GPU service's requests come: the GPU's sweeps restricted to the targets'
+// closure (RPHAST) against full sweeps, in one engine, alternating; every cell equal between the
+// two, and a sample of rows against the CPU's PHAST. The engine alone: no SQL, no service.
+void matrices(const std::string& name, const Graph& graph, int reps) {
+  const auto n = static_cast<std::size_t>(graph.vertex_count());
+  Cch cch(graph, cch_order(graph));
+  cch.customize(graph);
+  EngineOptions options;
+  options.road_index = &cch;
+  auto engine = find_engine("cch", Device::kGpu)->create(graph, options);
+  std::vector<double> rows;
+  solve(*engine, {0}, rows, n);  // the hierarchy's copy to the device, not timed below
+  std::mt19937_64 rng(29);
+  std::uniform_int_distribution<VertexIndex> pick(0, graph.vertex_count() - 1);
+  std::vector<double> cpu_row(n);
+  for (const int size : {1000, 3000, 10000}) {
+    std::vector<VertexIndex> sources, targets;
+    for (int i = 0; i < size; ++i) sources.push_back(pick(rng));
+    for (int i = 0; i < size; ++i) targets.push_back(pick(rng));
+    std::vector<double> got[2];
+    std::vector<double> wall[2], compute[2], transfer[2];
+    std::string notes[2];
+    const auto cells = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
+    for (int r = 0; r < reps; ++r) {
+      for (const int restricted : {1, 0}) {
+        gpu::set_phast_restrict(restricted == 1);
+        std::vector<double>& out = got[restricted];
+        out.assign(cells, -1.0);
+        const EngineReport before = engine->report();
+        const double start = now_ms();
+        for (int first = 0; first < size; first += 1024) {
+          SolveRequest request;
+          request.sources = sources.data() + first;
+          request.source_count = std::min(1024, size - first);
+          request.targets = targets.data();
+          request.target_count = size;
+          request.compact_targets = true;
+          request.distances = out.data() + static_cast<std::size_t>(first) * size;
+          engine->solve(request);
+        }
+        wall[restricted].push_back(now_ms() - start);
+        compute[restricted].push_back(engine->report().compute_ms - before.compute_ms);
+        transfer[restricted].push_back(engine->report().transfer_ms - before.transfer_ms);
+        notes[restricted] = engine->report().notes;
+      }
+    }
+    gpu::set_phast_restrict(true);
+    int mismatches = got[0] == got[1] ? 0 : 1;
+    for (int i = 0; i < 3; ++i) {
+      cch.one_to_all(sources[static_cast<std::size_t>(i)], cpu_row.data());
+      for (int j = 0; j < size; ++j)
+        if (cpu_row[static_cast<std::size_t>(targets[static_cast<std::size_t>(j)])] !=
+            got[1][static_cast<std::size_t>(i) * size + j])
+          ++mismatches;
+    }
+    for (const int restricted : {1, 0})
+      std::printf("| %s | %d x %d | %s | %.1f | %.1f | %.1f | %d |\n", name.c_str(), size, size,
+                  restricted ? "restricted (RPHAST)" : "full", median(compute[restricted]),
+                  median(transfer[restricted]), median(wall[restricted]), mismatches);
+    std::fprintf(stderr, "%s %d x %d: %s\n", name.c_str(), size, size, notes[1].c_str());
+  }
+}
+
 // Arcs whose weight or via differs in either direction.
 int customization_mismatches(const Cch& got, const Cch& want) {
   int mismatches = 0;
@@ -272,6 +338,7 @@ int main(int argc, char** argv) {
   }
   const bool trees = sections.find("trees") != std::string::npos;
   const bool customizing = sections.find("customization") != std::string::npos;
+  const bool matrix_section = sections.find("matrices") != std::string::npos;
   if (!gpu::availability().usable) {
     std::fprintf(stderr, "phast_bench: no usable GPU: %s\n", gpu::availability().reason.c_str());
     return 1;
@@ -312,6 +379,20 @@ int main(int argc, char** argv) {
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     customization("New York", new_york, reps);
     customization("Rome", rome, reps);
+  }
+  if (matrix_section) {
+    std::printf(
+        "\nphast_bench on %s: cost matrices as compact rows, N random sources x N random targets, "
+        "in solves of 1024 sources (the GPU service's requests), restricted and full sweeps "
+        "alternating in one engine, medians of %d (ms, the whole matrix). compute: upward "
+        "searches, sweeps and gathers (and laying out a restriction when the targets change); "
+        "transfer: rows to the host. mismatches: cells where the two differ, plus cells of 3 rows "
+        "against the CPU's PHAST.\n\n",
+        device.name.c_str(), reps);
+    std::printf(
+        "| graph | matrix | sweeps | compute (ms) | transfer (ms) | wall (ms) | mismatches |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|\n");
+    matrices("New York", new_york, reps);
   }
   return 0;
 }

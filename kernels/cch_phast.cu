@@ -60,6 +60,14 @@ int g_one_block_passes = 2;
 constexpr int kSourcesPerSweep = 32;
 constexpr int kMaxSourcesPerSweep = 256;
 int g_sources_per_sweep = 0;  // 0: kMaxSourcesPerSweep
+// A cost matrix's sweep restricted to its targets' closure (RPHAST, restrict_sweep_layout) covers
+// fewer positions, so its table holds more sources for the same memory: up to this many while
+// gpu_routing.max_memory allows (New York, 10,000 targets: 66,841 positions; 1024 sources hold
+// 1.1 GB with the rows). A sweep's latency is paid once for all of them.
+constexpr int kMaxRestrictedSourcesPerSweep = 1024;
+// The closure's largest share of the ranks for which the sweep is restricted.
+constexpr double kRestrictedShare = 0.5;
+bool g_restrict = true;  // set_phast_restrict lets phast_bench compare
 // Rows of at least this many bytes come to the host through two pinned buffers of kStagingBytes,
 // copied out by every host thread: straight into pageable memory (the GPU service's exchange
 // segment) they came at 1-2 GB/s (New York, H200 host: one tree's 2 MB in 1.5 ms, 64 trees' 135 MB
@@ -289,16 +297,16 @@ __global__ void gather_slots_kernel(const double* __restrict__ rows,
   if (i < count) out[i] = rows[slot[i]];
 }
 
-// Compact rows of a cost matrix: out[j * targets + t] for targets[t].
+// Compact rows of a cost matrix: out[j * targets + t] for the target at table position
+// target_position[t].
 __global__ void gather_kernel(const double* __restrict__ table,
-                              const VertexIndex* __restrict__ position_of_vertex,
-                              const VertexIndex* __restrict__ targets, int target_count, int k,
-                              int count, double* __restrict__ out) {
+                              const VertexIndex* __restrict__ target_position, int target_count,
+                              int k, int count, double* __restrict__ out) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<std::int64_t>(target_count) * count) return;
   const int j = static_cast<int>(i / target_count);
   const int t = static_cast<int>(i % target_count);
-  out[i] = table[static_cast<std::int64_t>(position_of_vertex[targets[t]]) * k + j];
+  out[i] = table[static_cast<std::int64_t>(target_position[t]) * k + j];
 }
 
 // The hierarchy as the sweep reads it. Positions: the top level by level, then the bottom group
@@ -438,6 +446,132 @@ HostSweepLayout make_sweep_layout(const Cch& cch, int subtree_limit) {
   return layout;
 }
 
+// RPHAST (Delling, Goldberg, Werneck: "Faster batched shortest paths in road networks", 2011):
+// a cost matrix needs the sweep only at its targets, and a target's distance depends only on its
+// elimination-tree ancestors (every higher neighbour of a rank is one), so the sweep can skip
+// every rank outside the targets' ancestors (their "closure", which holds each of its ranks'
+// higher neighbours). `keep` marks the full layout's positions to sweep; the result keeps their
+// order, steps and lanes, drops the steps and groups left empty, and numbers positions afresh.
+// Each kept rank pulls over the same arcs in the same order, so its distances equal the full
+// sweep's bit for bit. position_of_vertex stays empty: a restricted sweep has no rows by vertex.
+HostSweepLayout restrict_sweep_layout(const HostSweepLayout& full, const std::vector<char>& keep) {
+  const std::size_t n = full.position_of_rank.size();
+  // kept_before[p]: kept positions before p, so step s's kept positions are
+  // [kept_before[step_first[s]], kept_before[step_first[s + 1]]) in the new numbering.
+  std::vector<VertexIndex> kept_before(n + 1, 0);
+  for (std::size_t p = 0; p < n; ++p) kept_before[p + 1] = kept_before[p] + (keep[p] ? 1 : 0);
+  HostSweepLayout r;
+  r.step_first.push_back(0);
+  auto add_step = [&](std::size_t s) {
+    const VertexIndex begin = kept_before[static_cast<std::size_t>(full.step_first[s])];
+    const VertexIndex end = kept_before[static_cast<std::size_t>(full.step_first[s + 1])];
+    if (end == begin) return false;
+    r.step_first.push_back(end);
+    r.step_lanes.push_back(full.step_lanes[s]);
+    return true;
+  };
+  for (int s = 0; s < full.top_levels; ++s) r.top_levels += add_step(static_cast<std::size_t>(s));
+  const int groups = full.group_step.empty() ? 0 : static_cast<int>(full.group_step.size()) - 1;
+  for (int g = 0; g < groups; ++g) {
+    const auto begin = static_cast<VertexIndex>(r.step_lanes.size());
+    for (VertexIndex s = full.group_step[static_cast<std::size_t>(g)];
+         s < full.group_step[static_cast<std::size_t>(g) + 1]; ++s)
+      add_step(static_cast<std::size_t>(s));
+    if (static_cast<VertexIndex>(r.step_lanes.size()) > begin) r.group_step.push_back(begin);
+  }
+  if (!r.group_step.empty()) r.group_step.push_back(static_cast<VertexIndex>(r.step_lanes.size()));
+  r.position_of_rank.assign(n, -1);
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    const auto p = static_cast<std::size_t>(full.position_of_rank[rank]);
+    if (keep[p]) r.position_of_rank[rank] = kept_before[p];
+  }
+  r.first.assign(static_cast<std::size_t>(kept_before[n]) + 1, 0);
+  for (std::size_t p = 0; p < n; ++p) {
+    if (!keep[p]) continue;
+    for (ArcIndex a = full.first[p]; a < full.first[p + 1]; ++a) {
+      const auto h = static_cast<std::size_t>(full.head[static_cast<std::size_t>(a)]);
+      if (!keep[h])
+        throw RoutingError(ErrorKind::kInternal,
+                           "a restricted PHAST sweep lost a kept rank's higher neighbour");
+      r.head.push_back(kept_before[h]);
+      r.down.push_back(full.down[static_cast<std::size_t>(a)]);
+    }
+    r.first[static_cast<std::size_t>(kept_before[p]) + 1] = static_cast<ArcIndex>(r.head.size());
+  }
+  return r;
+}
+
+// A sweep layout on the device: the whole hierarchy, or the part a cost matrix's targets need.
+struct DeviceSweepLayout {
+  DeviceBuffer<ArcIndex> first;
+  DeviceBuffer<VertexIndex> head;
+  DeviceBuffer<double> down;
+  DeviceBuffer<VertexIndex> step_first;
+  DeviceBuffer<int> step_lanes;
+  DeviceBuffer<VertexIndex> group_step;
+  std::vector<VertexIndex> position_of_rank;  // -1: a rank the sweep leaves out
+  std::vector<VertexIndex> step_first_host;
+  std::vector<int> step_lanes_host;
+  VertexIndex positions = 0;
+  int top_levels = 0, groups = 0;
+  std::size_t bytes = 0;  // on the device
+  // Entry k - 1: the captured level launches of a sweep of k sources (made when first needed).
+  std::vector<std::unique_ptr<SweepGraph>> graphs;
+
+  static std::size_t bytes_of(const HostSweepLayout& layout) {
+    const std::size_t n = layout.first.size() - 1, m = layout.head.size();
+    const std::size_t steps = layout.step_lanes.size();
+    return (n + 1) * sizeof(ArcIndex) + m * (sizeof(VertexIndex) + sizeof(double)) +
+           (steps + 1) * sizeof(VertexIndex) + steps * sizeof(int) +
+           layout.group_step.size() * sizeof(VertexIndex);
+  }
+
+  void upload(const HostSweepLayout& layout, cudaStream_t stream) {
+    release();
+    const std::size_t n = layout.first.size() - 1, m = layout.head.size();
+    const std::size_t steps = layout.step_lanes.size();
+    first.allocate(n + 1);
+    first.upload(layout.first.data(), n + 1, stream);
+    head.allocate(std::max<std::size_t>(m, 1));
+    down.allocate(std::max<std::size_t>(m, 1));
+    if (m > 0) {
+      head.upload(layout.head.data(), m, stream);
+      down.upload(layout.down.data(), m, stream);
+    }
+    step_first.allocate(steps + 1);
+    step_first.upload(layout.step_first.data(), steps + 1, stream);
+    step_lanes.allocate(std::max<std::size_t>(steps, 1));
+    if (steps > 0) step_lanes.upload(layout.step_lanes.data(), steps, stream);
+    group_step.allocate(std::max<std::size_t>(layout.group_step.size(), 1));
+    if (!layout.group_step.empty())
+      group_step.upload(layout.group_step.data(), layout.group_step.size(), stream);
+    GPU_ROUTING_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors may go after
+    position_of_rank = layout.position_of_rank;
+    step_first_host = layout.step_first;
+    step_lanes_host = layout.step_lanes;
+    positions = static_cast<VertexIndex>(n);
+    top_levels = layout.top_levels;
+    groups = layout.group_step.empty() ? 0 : static_cast<int>(layout.group_step.size()) - 1;
+    bytes = bytes_of(layout);
+  }
+
+  void release() {
+    graphs.clear();
+    first.release();
+    head.release();
+    down.release();
+    step_first.release();
+    step_lanes.release();
+    group_step.release();
+    position_of_rank.clear();
+    step_first_host.clear();
+    step_lanes_host.clear();
+    positions = 0;
+    top_levels = groups = 0;
+    bytes = 0;
+  }
+};
+
 class GpuCchEngine final : public ShortestPathEngine {
  public:
   GpuCchEngine(const Graph& graph, const EngineOptions& options)
@@ -488,13 +622,28 @@ class GpuCchEngine final : public ShortestPathEngine {
     if (request.predecessor_arcs != nullptr) prepare_reverse();
     const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
     const bool paths = request.predecessor_arcs != nullptr || request.own_target_distances;
-    const int width = sweep_width(request.source_count, paths);
+    DeviceSweepLayout& layout = compact && restricted_for_targets_ ? restricted_ : full_;
+    const int width = sweep_width(request.source_count, paths, layout.positions);
+    Stopwatch sweeping;
+    upward_ms_ = rows_back_ms_ = 0;
+    int sweeps = 0;
     for (int first = 0; first < request.source_count; first += width) {
       options_.cancel.throw_if_requested();
       const int count = std::min(width, request.source_count - first);
-      sweep(request.sources + first, count, width);
+      sweep(layout, request.sources + first, count, width);
       deliver(request, first, count, compact, n);
+      ++sweeps;
     }
+    // Where this solve's time went, first: notes are cut to their room (the service's slot, 512
+    // bytes; gpu_routing_last_run, 640).
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "last solve: %d sweeps of up to %d sources, upward searches %.1f ms, sweeps "
+                  "%.1f ms, rows back %.1f ms; ",
+                  sweeps, width, upward_ms_,
+                  std::max(0.0, sweeping.elapsed_ms() - upward_ms_ - rows_back_ms_), rows_back_ms_);
+    report_.notes =
+        note + (&layout == &restricted_ ? targets_note_ : std::string()) + hierarchy_note_;
     report_.rounds += request.source_count;
     report_.compute_ms += watch.elapsed_ms() - (report_.transfer_ms - transfer_before);
   }
@@ -516,14 +665,18 @@ class GpuCchEngine final : public ShortestPathEngine {
 
   // Sources a sweep for this solve: all of them up to the maximum, halved (not below
   // kSourcesPerSweep) while the table would not fit gpu_routing.max_memory beside what is held.
-  int sweep_width(int sources, bool paths) const {
+  // A restricted sweep (`positions` below the vertices) starts from
+  // kMaxRestrictedSourcesPerSweep: its table is that much smaller a source.
+  int sweep_width(int sources, bool paths, VertexIndex positions) const {
     int width =
         paths ? std::min(kSourcesPerSweep, max_sources_per_sweep()) : max_sources_per_sweep();
     const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+    const auto cells = static_cast<std::size_t>(std::max<VertexIndex>(positions, 1));
+    if (!paths && g_sources_per_sweep == 0 && cells < n) width = kMaxRestrictedSourcesPerSweep;
     const std::size_t held = held_bytes() - table_bytes_;
     const std::size_t limit = options_.budget.limit_bytes();
     while (width > kSourcesPerSweep &&
-           saturating_add(held, saturating_multiply(2 * n * sizeof(double),
+           saturating_add(held, saturating_multiply(2 * cells * sizeof(double),
                                                     static_cast<std::size_t>(width))) > limit)
       width /= 2;
     return std::max(1, std::min(width, std::max(sources, 1)));
@@ -567,8 +720,8 @@ class GpuCchEngine final : public ShortestPathEngine {
   }
 
   std::size_t held_bytes() const {
-    return hierarchy_bytes_ + table_bytes_ + reverse_bytes_ + paths_bytes_ +
-           targets_.size() * sizeof(VertexIndex);
+    return hierarchy_bytes_ + restricted_.bytes + table_bytes_ + reverse_bytes_ + paths_bytes_ +
+           target_positions_.size() * sizeof(VertexIndex);
   }
   void require(std::size_t more, const std::string& what) const {
     options_.budget.require(saturating_add(held_bytes(), more), what);
@@ -584,42 +737,22 @@ class GpuCchEngine final : public ShortestPathEngine {
     Stopwatch build;
     HostSweepLayout layout = make_sweep_layout(cch, limit);
     const std::size_t n = layout.position_of_vertex.size();
-    const std::size_t m = layout.head.size();
-    const std::size_t steps = layout.step_lanes.size();
-    const std::size_t bytes = (n + 1) * sizeof(ArcIndex) +
-                              m * (sizeof(VertexIndex) + sizeof(double)) + n * sizeof(VertexIndex) +
-                              (steps + 1) * sizeof(VertexIndex) + steps * sizeof(int) +
-                              layout.group_step.size() * sizeof(VertexIndex);
+    const std::size_t bytes = DeviceSweepLayout::bytes_of(layout) + n * sizeof(VertexIndex);
+    forget_targets();
+    full_.release();
+    position_of_vertex_.release();
     hierarchy_bytes_ = 0;
-    sweep_graphs_.clear();  // captured with the old hierarchy's pointers
+    uploaded_ = nullptr;
     require(bytes, "the road index's copy on the GPU");
     const double layout_ms = build.elapsed_ms();
     Stopwatch copy;
-    first_.allocate(n + 1);
-    first_.upload(layout.first.data(), n + 1, stream_->get());
-    head_.allocate(std::max<std::size_t>(m, 1));
-    down_.allocate(std::max<std::size_t>(m, 1));
-    if (m > 0) {
-      head_.upload(layout.head.data(), m, stream_->get());
-      down_.upload(layout.down.data(), m, stream_->get());
-    }
+    full_.upload(layout, stream_->get());
     position_of_vertex_.allocate(std::max<std::size_t>(n, 1));
     if (n > 0) position_of_vertex_.upload(layout.position_of_vertex.data(), n, stream_->get());
-    step_first_.allocate(steps + 1);
-    step_first_.upload(layout.step_first.data(), steps + 1, stream_->get());
-    step_lanes_.allocate(std::max<std::size_t>(steps, 1));
-    if (steps > 0) step_lanes_.upload(layout.step_lanes.data(), steps, stream_->get());
-    group_step_.allocate(std::max<std::size_t>(layout.group_step.size(), 1));
-    if (!layout.group_step.empty())
-      group_step_.upload(layout.group_step.data(), layout.group_step.size(), stream_->get());
     stream_->synchronize();
     report_.transfer_ms += copy.elapsed_ms();
     hierarchy_bytes_ = bytes;
-    position_of_rank_ = std::move(layout.position_of_rank);
-    step_first_host_ = std::move(layout.step_first);
-    step_lanes_host_ = std::move(layout.step_lanes);
-    top_levels_ = layout.top_levels;
-    groups_ = layout.group_step.empty() ? 0 : static_cast<int>(layout.group_step.size()) - 1;
+    full_host_ = std::move(layout);
     uploaded_ = &cch;
     uploaded_limit_ = limit;
     uploaded_lanes_ = g_lanes;
@@ -629,19 +762,79 @@ class GpuCchEngine final : public ShortestPathEngine {
                   "ranks in one launch; hierarchy laid out in %.0f ms and copied in %.0f ms",
                   options_.road_index != nullptr ? "the kept graph's road index (shared); "
                                                  : built_note_.c_str(),
-                  top_levels_, groups_, limit, layout_ms, copy.elapsed_ms());
-    report_.notes = note;
+                  full_.top_levels, full_.groups, limit, layout_ms, copy.elapsed_ms());
+    hierarchy_note_ = note;
+    report_.notes = hierarchy_note_;
+    targets_note_.clear();
   }
 
+  void forget_targets() {
+    targets_host_.clear();
+    target_positions_.release();
+    restricted_.release();
+    restricted_for_targets_ = false;
+    targets_note_.clear();
+  }
+
+  // A cost matrix's targets: where the sweep leaves their distances, and whether the sweep may
+  // skip the ranks outside their closure (RPHAST, restrict_sweep_layout). The closure is the union
+  // of the targets' elimination-tree ancestors; it is used while it holds at most
+  // kRestrictedShare of the ranks (below that a sweep's saving outweighs laying it out). The
+  // restricted layout is kept for the next solve with the same targets: a call's batches share
+  // them.
   void prepare_targets(const SolveRequest& request) {
     if (targets_host_.size() == static_cast<std::size_t>(request.target_count) &&
+        !targets_host_.empty() && targets_restrict_setting_ == g_restrict &&
         std::equal(targets_host_.begin(), targets_host_.end(), request.targets))
       return;
+    forget_targets();
+    const Cch& cch = index();
+    const VertexIndex n = cch.vertex_count();
+    const auto rank_of = cch.rank_of_vertex();
+    if (g_restrict) {
+      Stopwatch build;
+      const auto parent = cch.elimination_tree_parent();
+      std::vector<char> keep(static_cast<std::size_t>(n), 0);  // by full position
+      VertexIndex closure = 0;
+      for (int i = 0; i < request.target_count; ++i) {
+        for (VertexIndex r = rank_of[static_cast<std::size_t>(request.targets[i])]; r >= 0;
+             r = parent[static_cast<std::size_t>(r)]) {
+          char& kept =
+              keep[static_cast<std::size_t>(full_.position_of_rank[static_cast<std::size_t>(r)])];
+          if (kept) break;  // its ancestors are in already
+          kept = 1;
+          ++closure;
+        }
+      }
+      if (closure <= kRestrictedShare * static_cast<double>(n)) {
+        HostSweepLayout restricted = restrict_sweep_layout(full_host_, keep);
+        const double layout_ms = build.elapsed_ms();
+        require(DeviceSweepLayout::bytes_of(restricted),
+                "the cost matrix's part of the road index on the GPU");
+        Stopwatch copy;
+        restricted_.upload(restricted, stream_->get());
+        report_.transfer_ms += copy.elapsed_ms();
+        restricted_for_targets_ = true;
+        char note[200];
+        std::snprintf(
+            note, sizeof note,
+            "RPHAST: the targets' closure, %d of %d ranks (%.0f%%), laid out in %.1f ms; ", closure,
+            n, 100.0 * closure / std::max<VertexIndex>(n, 1), layout_ms);
+        targets_note_ = note;
+      }
+    }
+    const DeviceSweepLayout& layout = restricted_for_targets_ ? restricted_ : full_;
+    std::vector<VertexIndex> positions(static_cast<std::size_t>(request.target_count));
+    for (int i = 0; i < request.target_count; ++i)
+      positions[static_cast<std::size_t>(i)] = layout.position_of_rank[static_cast<std::size_t>(
+          rank_of[static_cast<std::size_t>(request.targets[i])])];
+    require(positions.size() * sizeof(VertexIndex), "the cost matrix's targets on the GPU");
+    target_positions_.allocate(std::max<std::size_t>(positions.size(), 1));
+    if (!positions.empty())
+      target_positions_.upload(positions.data(), positions.size(), stream_->get());
+    stream_->synchronize();
     targets_host_.assign(request.targets, request.targets + request.target_count);
-    require(targets_host_.size() * sizeof(VertexIndex), "the cost matrix's targets on the GPU");
-    targets_.allocate(std::max<std::size_t>(targets_host_.size(), 1));
-    if (!targets_host_.empty())
-      targets_.upload(targets_host_.data(), targets_host_.size(), stream_->get());
+    targets_restrict_setting_ = g_restrict;
   }
 
   void prepare_reverse() {
@@ -656,26 +849,27 @@ class GpuCchEngine final : public ShortestPathEngine {
     reverse_bytes_ = bytes;
   }
 
-  // Distances of `count` sources in the table (positions x count).
-  void sweep(const VertexIndex* sources, int count, int width) {
+  // Distances of `count` sources in the table (the layout's positions x count).
+  void sweep(DeviceSweepLayout& layout, const VertexIndex* sources, int count, int width) {
     const Cch& cch = index();
     const std::int64_t n = cch.vertex_count();
-    if (table_width_ < count) {
+    const std::size_t room = static_cast<std::size_t>(std::max<VertexIndex>(layout.positions, 1)) *
+                             static_cast<std::size_t>(width);
+    if (table_.size() < room) {
       // The table and the rows it is turned into, for a whole sweep.
-      const std::size_t bytes =
-          2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(width) * sizeof(double);
+      const std::size_t bytes = 2 * room * sizeof(double);
       table_bytes_ = 0;
-      table_width_ = 0;
-      sweep_graphs_.clear();  // captured with the old table's pointer
+      full_.graphs.clear();  // captured with the old table's pointer
+      restricted_.graphs.clear();
       table_.allocate(0);
       rows_.allocate(0);
       require(bytes, "the road index's PHAST table on the GPU");
-      table_.allocate(static_cast<std::size_t>(n) * static_cast<std::size_t>(width));
-      rows_.allocate(static_cast<std::size_t>(n) * static_cast<std::size_t>(width));
+      table_.allocate(room);
+      rows_.allocate(room);
       table_bytes_ = bytes;
-      table_width_ = width;
     }
-    const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
+    const std::size_t cells =
+        static_cast<std::size_t>(layout.positions) * static_cast<std::size_t>(count);
     // Upward searches on the host, a few hundred ranks each, on every host thread: one after
     // another they took longer than the sweep of 256 sources. Each thread's workspace spans the
     // graph (24 bytes a vertex, its pages touched along the chains): at most kUpwardScratchBytes
@@ -688,17 +882,20 @@ class GpuCchEngine final : public ShortestPathEngine {
     if (static_cast<int>(upward_.size()) < threads)
       upward_.resize(static_cast<std::size_t>(threads));
     if (static_cast<int>(reached_.size()) < count) reached_.resize(static_cast<std::size_t>(count));
+    Stopwatch upward;
     parallel_for_each(count, threads, [&](int j, int thread) {
       cch.upward_search(sources[j], reached_[static_cast<std::size_t>(j)],
                         upward_[static_cast<std::size_t>(thread)]);
     });
+    upward_ms_ += upward.elapsed_ms();
     seed_slots_.clear();
     seed_values_.clear();
     for (int j = 0; j < count; ++j) {
       for (const auto& [rank, distance] : reached_[static_cast<std::size_t>(j)]) {
-        seed_slots_.push_back(
-            static_cast<std::int64_t>(position_of_rank_[static_cast<std::size_t>(rank)]) * count +
-            j);
+        // A rank a restricted sweep leaves out reaches no target.
+        const VertexIndex position = layout.position_of_rank[static_cast<std::size_t>(rank)];
+        if (position < 0) continue;
+        seed_slots_.push_back(static_cast<std::int64_t>(position) * count + j);
         seed_values_.push_back(distance);
       }
     }
@@ -727,57 +924,59 @@ class GpuCchEngine final : public ShortestPathEngine {
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
     }
     if (!g_graphs) {
-      enqueue_levels(count, stream);
+      enqueue_levels(layout, count, stream);
       return;
     }
-    if (sweep_graphs_.size() < static_cast<std::size_t>(table_width_))
-      sweep_graphs_.resize(static_cast<std::size_t>(table_width_));
-    std::unique_ptr<SweepGraph>& graph = sweep_graphs_[static_cast<std::size_t>(count) - 1];
+    if (layout.graphs.size() < static_cast<std::size_t>(count))
+      layout.graphs.resize(static_cast<std::size_t>(count));
+    std::unique_ptr<SweepGraph>& graph = layout.graphs[static_cast<std::size_t>(count) - 1];
     const SweepSettings settings = current_sweep_settings();
     if (graph == nullptr || !graph->made_with(settings))
-      graph = capture_sweep(stream, settings, [&](cudaStream_t s) { enqueue_levels(count, s); });
+      graph = capture_sweep(stream, settings,
+                            [&](cudaStream_t s) { enqueue_levels(layout, count, s); });
     GPU_ROUTING_CUDA_CHECK(cudaGraphLaunch(graph->exec(), stream));
   }
 
   // The downward sweep's launches for `count` sources a position: the top level by level, then
   // the bottom's groups in one launch. Every pointer they take stays the same until the hierarchy
   // or the table is allocated again, which drops the graphs captured from them.
-  void enqueue_levels(int count, cudaStream_t stream) {
+  void enqueue_levels(const DeviceSweepLayout& layout, int count, cudaStream_t stream) {
     const std::int64_t one_block_threads =
         static_cast<std::int64_t>(kOneBlockThreads) * std::max(1, g_one_block_passes);
     auto threads_of = [&](int l) {
-      return static_cast<std::int64_t>(step_first_host_[static_cast<std::size_t>(l) + 1] -
-                                       step_first_host_[static_cast<std::size_t>(l)]) *
-             count * step_lanes_host_[static_cast<std::size_t>(l)];
+      return static_cast<std::int64_t>(layout.step_first_host[static_cast<std::size_t>(l) + 1] -
+                                       layout.step_first_host[static_cast<std::size_t>(l)]) *
+             count * layout.step_lanes_host[static_cast<std::size_t>(l)];
     };
     int level = 0;
-    while (level < top_levels_) {
+    while (level < layout.top_levels) {
       if (threads_of(level) <= one_block_threads) {
         int end = level;
-        while (end < top_levels_ && threads_of(end) <= one_block_threads) ++end;
+        while (end < layout.top_levels && threads_of(end) <= one_block_threads) ++end;
         sweep_levels_one_block_kernel<<<1, kOneBlockThreads, 0, stream>>>(
-            first_.data(), head_.data(), down_.data(), table_.data(), step_first_.data(),
-            step_lanes_.data(), level, end, count);
+            layout.first.data(), layout.head.data(), layout.down.data(), table_.data(),
+            layout.step_first.data(), layout.step_lanes.data(), level, end, count);
         GPU_ROUTING_CUDA_CHECK_LAUNCH();
         level = end;
       } else {
         sweep_level_kernel<<<blocks_for(round_to_warps(threads_of(level)), kSweepBlock),
                              kSweepBlock, 0, stream>>>(
-            first_.data(), head_.data(), down_.data(), table_.data(),
-            step_first_host_[static_cast<std::size_t>(level)],
-            step_first_host_[static_cast<std::size_t>(level) + 1], count,
-            step_lanes_host_[static_cast<std::size_t>(level)]);
+            layout.first.data(), layout.head.data(), layout.down.data(), table_.data(),
+            layout.step_first_host[static_cast<std::size_t>(level)],
+            layout.step_first_host[static_cast<std::size_t>(level) + 1], count,
+            layout.step_lanes_host[static_cast<std::size_t>(level)]);
         GPU_ROUTING_CUDA_CHECK_LAUNCH();
         ++level;
       }
     }
-    if (groups_ > 0) {
+    if (layout.groups > 0) {
       const int per_block = group_sources(count);
-      const dim3 grid(static_cast<unsigned>(groups_),
+      const dim3 grid(static_cast<unsigned>(layout.groups),
                       static_cast<unsigned>((count + per_block - 1) / per_block));
       sweep_groups_kernel<<<grid, group_block(), 0, stream>>>(
-          first_.data(), head_.data(), down_.data(), table_.data(), group_step_.data(),
-          step_first_.data(), step_lanes_.data(), count, per_block);
+          layout.first.data(), layout.head.data(), layout.down.data(), table_.data(),
+          layout.group_step.data(), layout.step_first.data(), layout.step_lanes.data(), count,
+          per_block);
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
     }
   }
@@ -793,8 +992,8 @@ class GpuCchEngine final : public ShortestPathEngine {
           static_cast<std::size_t>(count) * static_cast<std::size_t>(request.target_count);
       rows_.reserve(cells);
       gather_kernel<<<blocks_for(static_cast<std::int64_t>(cells), kSweepBlock), kSweepBlock, 0,
-                      stream>>>(table_.data(), position_of_vertex_.data(), targets_.data(),
-                                request.target_count, count, count, rows_.data());
+                      stream>>>(table_.data(), target_positions_.data(), request.target_count,
+                                count, count, rows_.data());
       GPU_ROUTING_CUDA_CHECK_LAUNCH();
       stream_->synchronize();  // the sweep counts as compute, the copy as transfer
       Stopwatch copy;
@@ -803,6 +1002,7 @@ class GpuCchEngine final : public ShortestPathEngine {
                                             static_cast<std::size_t>(request.target_count),
                     cells, stream);
       report_.transfer_ms += copy.elapsed_ms();
+      rows_back_ms_ += copy.elapsed_ms();
       return;
     }
     const std::size_t cells = static_cast<std::size_t>(count) * n;
@@ -815,6 +1015,7 @@ class GpuCchEngine final : public ShortestPathEngine {
     double* host_rows = request.distances + static_cast<std::size_t>(first) * n;
     download_rows(rows_.data(), host_rows, cells, stream);
     report_.transfer_ms += copy.elapsed_ms();
+    rows_back_ms_ += copy.elapsed_ms();
     if (request.predecessor_arcs == nullptr) return;
     for (int j = 0; j < count; ++j) {
       options_.cancel.throw_if_requested();
@@ -905,34 +1106,32 @@ class GpuCchEngine final : public ShortestPathEngine {
   std::vector<std::vector<std::pair<VertexIndex, double>>> reached_;  // per source of a sweep
   PinnedBuffer<double> staging_[2];
   cudaEvent_t staging_done_[2] = {nullptr, nullptr};
-  int table_width_ = 0;  // sources a sweep the table holds
   const Cch* uploaded_ = nullptr;
   int uploaded_limit_ = 0, uploaded_lanes_ = 0;  // the settings the layout was made with
-  std::vector<VertexIndex> position_of_rank_;
-  std::vector<VertexIndex> step_first_host_;
-  std::vector<int> step_lanes_host_;
-  int top_levels_ = 0, groups_ = 0;
-  DeviceBuffer<ArcIndex> first_;
-  DeviceBuffer<VertexIndex> head_;
-  DeviceBuffer<double> down_;
-  DeviceBuffer<VertexIndex> position_of_vertex_;
-  DeviceBuffer<VertexIndex> step_first_;
-  DeviceBuffer<int> step_lanes_;
-  DeviceBuffer<VertexIndex> group_step_;
-  std::size_t hierarchy_bytes_ = 0;
+  // The whole hierarchy's layout, on the host (restricted layouts are cut from it) and the device.
+  HostSweepLayout full_host_;
+  DeviceSweepLayout full_;
+  DeviceBuffer<VertexIndex> position_of_vertex_;  // the full layout's, for rows by vertex
+  std::size_t hierarchy_bytes_ = 0;               // full_ and position_of_vertex_
+  std::string hierarchy_note_;
+  std::string targets_note_;                 // the restriction, while restricted_for_targets_
+  double upward_ms_ = 0, rows_back_ms_ = 0;  // this solve's
+  // The last cost matrix's targets: their table positions, and the restricted layout they use
+  // when restricted_for_targets_.
+  std::vector<VertexIndex> targets_host_;
+  DeviceBuffer<VertexIndex> target_positions_;
+  DeviceSweepLayout restricted_;
+  bool restricted_for_targets_ = false;
+  bool targets_restrict_setting_ = true;  // g_restrict when they were prepared
   DeviceBuffer<double> table_;
   DeviceBuffer<double> rows_;
-  std::size_t table_bytes_ = 0;  // the table and rows (table_width_ sources)
-  // Entry k - 1: the captured level launches of a sweep of k sources (made when first needed).
-  std::vector<std::unique_ptr<SweepGraph>> sweep_graphs_;
+  std::size_t table_bytes_ = 0;  // the table and rows
   std::vector<std::int64_t> seed_slots_;
   std::vector<double> seed_values_;
   DeviceBuffer<std::int64_t> seed_slot_device_;
   DeviceBuffer<double> seed_value_device_;
   PinnedBuffer<std::int64_t> seed_slot_host_;
   PinnedBuffer<double> seed_value_host_;
-  std::vector<VertexIndex> targets_host_;
-  DeviceBuffer<VertexIndex> targets_;
   DeviceCsr reverse_;
   DevicePredecessorPass predecessor_pass_;
   std::size_t reverse_bytes_ = 0;
@@ -977,6 +1176,9 @@ void set_phast_group_sources(int sources) {
 }
 void set_phast_sources_per_sweep(int sources) {
   g_sources_per_sweep = std::max(0, sources);
+}
+void set_phast_restrict(bool on) {
+  g_restrict = on;
 }
 void set_phast_lanes(int lanes) {
   g_lanes = lanes > 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0 ? lanes : 0;

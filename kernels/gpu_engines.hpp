@@ -24,6 +24,9 @@ void set_phast_one_block_passes(int passes);
 // For phast_bench: lanes per (rank, source), a power of two up to 32; 0: the default (by each
 // level's degrees).
 void set_phast_lanes(int lanes);
+// For phast_bench: whether a cost matrix's sweeps skip the ranks outside its targets' closure
+// (RPHAST; default on).
+void set_phast_restrict(bool on);
 // Sources a PHAST sweep holds at most (0: the built-in maximum).
 void set_phast_sources_per_sweep(int sources);
 // For phast_bench: the largest subtree of the sweep's bottom (0: no bottom, every level its own

@@ -69,6 +69,9 @@
 #                       CCH_BENCH_THREADS)
 #   phast               one-to-all trees on the road index: the GPU's PHAST vs one CPU core vs
 #                       near_far, New York and Rome, engine only (phast_bench)
+#   phast-matrices      New York cost matrices (1000, 3000 and 10,000 squared) on the GPU's
+#                       PHAST, sweeps restricted to the targets' closure (RPHAST) against full
+#                       ones, engine only (phast_bench --sections matrices; PHAST_MATRIX_REPS [5])
 #   auto-repeat         auto against near_far and multi_source forced, ten calls each, alternating,
 #                       all pairs of a random 4096-vertex graph as rows (bench/auto_repeat.sh,
 #                       after gpu_routing_calibrate())
@@ -89,7 +92,7 @@
 #                  more than 6 files
 set -uo pipefail
 all_tests="gpu_tests regress isolation pgtap kept index-gpu service upgrade deployments progress calibration concurrency memcheck racecheck"
-all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table gpu-pgr service-pgbench sql-arrays sql-index index-custom cch phast progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
+all_bench="sql-auto sql-sssp sql-apsp sql-kept kept-pgbench kept-pgbench-cpu call-rate road-table gpu-pgr service-pgbench sql-arrays sql-index index-custom cch phast phast-matrices progress-bench auto-repeat auto-alternating engines sssp-engines scaling"
 tests=${TESTS-$all_tests}
 bench=${BENCH-}
 wants() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
@@ -395,6 +398,9 @@ for part in $bench; do
       scripts/cluster.sh stop /tmp/pg_icbench >> "$logs/index-custom-server.log" 2>&1 ;;
     phast)
       bench_run "$part" phast.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" --reps 9 ;;
+    phast-matrices)
+      bench_run "$part" phast_matrices.md "$bin/phast_bench" --data "$GPU_ROUTING_DATA" \
+        --reps "${PHAST_MATRIX_REPS:-5}" --sections matrices ;;
     cch)
       bench_run "$part" cch.md "$bin/cch_bench" --data "$GPU_ROUTING_DATA" --reps "${CCH_BENCH_REPS:-1}" \
         --queries 200 --threads "${CCH_BENCH_THREADS:-$(($(nproc) - 1))}" ;;

@@ -367,5 +367,109 @@ TEST(GpuCch, WideSweepsAndStagedRowsEqualTheCpu) {
   gpu::set_phast_sources_per_sweep(0);
 }
 
+// A cost matrix's sweeps skip the ranks outside its targets' closure (RPHAST) while the closure
+// holds at most half of them: one target, a few, a corner, duplicates, targets in another
+// component (unreachable), and a set too large to restrict; sources in batches of 1, 17, 300 and
+// 1100 (above a restricted sweep's 1024), the targets kept for the next batch or changed between
+// batches; the layouts without a bottom or with one group. Every cell equals the CPU's row bit for
+// bit, and the unrestricted sweep's.
+TEST(GpuCch, RestrictedSweepsForCostMatricesEqualTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(110, 13);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+  const auto sources = spread_sources(g.vertex_count(), 1100);
+  EngineOptions cpu_options;
+  cpu_options.road_index = &index;
+  auto on_cpu = find_engine("cch", Device::kCpu)->create(g, cpu_options);
+  Rows want = run(*on_cpu, g, sources, 1100, false);
+  const VertexIndex last = g.vertex_count() - 1;
+  struct Targets {
+    std::vector<VertexIndex> ids;
+    bool restricted;
+  };
+  std::vector<Targets> sets = {{{last / 2}, true},
+                               {{0, 5, 5, last, 0, 3000 % (last + 1)}, true},
+                               {spread_sources(g.vertex_count(), 40), true},
+                               {spread_sources(g.vertex_count(), 6000), false}};
+  std::vector<VertexIndex> corner;
+  for (VertexIndex v = 0; v < 30; ++v) corner.push_back(v);
+  sets.push_back({corner, true});
+  for (const int subtree : {-1, 0, 1000000}) {
+    gpu::set_phast_subtree_vertices(subtree);
+    for (const bool restrict : {true, false}) {
+      gpu::set_phast_restrict(restrict);
+      EngineOptions options;
+      options.road_index = &index;
+      auto engine = gpu_cch().create(g, options);
+      for (const Targets& targets : sets) {
+        for (const int batch : {1, 17, 300, 1100}) {
+          const std::size_t width = targets.ids.size();
+          std::vector<double> got(sources.size() * width, -1.0);
+          for (std::size_t first = 0; first < sources.size(); first += batch) {
+            SolveRequest request;
+            request.sources = sources.data() + first;
+            request.source_count =
+                static_cast<int>(std::min<std::size_t>(batch, sources.size() - first));
+            request.targets = targets.ids.data();
+            request.target_count = static_cast<int>(width);
+            request.compact_targets = true;
+            request.distances = got.data() + first * width;
+            engine->solve(request);
+          }
+          const std::string what =
+              "subtrees " + std::to_string(subtree) + ", " + (restrict ? "restricted" : "full") +
+              ", " + std::to_string(width) + " targets, batches of " + std::to_string(batch);
+          for (std::size_t i = 0; i < sources.size(); ++i)
+            for (std::size_t j = 0; j < width; ++j)
+              ASSERT_EQ(got[i * width + j],
+                        want.distances[i * n + static_cast<std::size_t>(targets.ids[j])])
+                  << what << ", source " << i << ", target " << j;
+          const bool noted = engine->report().notes.find("RPHAST") != std::string::npos;
+          EXPECT_EQ(noted, restrict && targets.restricted)
+              << what << ": " << engine->report().notes;
+        }
+      }
+    }
+  }
+  gpu::set_phast_subtree_vertices(-1);
+  gpu::set_phast_restrict(true);
+}
+
+// Unreachable targets: a graph of three components (zero costs among them), the targets in each.
+TEST(GpuCch, RestrictedSweepsLeaveUnreachableTargetsInfinite) {
+  SKIP_WITHOUT_GPU();
+  RandomGraphSpec spec;
+  spec.vertices = 3000;
+  spec.edges = 9000;
+  spec.components = 3;
+  spec.zero_weights = true;
+  spec.integer_weights = true;  // the reference's sums are then exact
+  EdgeTable t = testing::random_edges(spec, 77);
+  Graph g = build_graph(t.view(), true);
+  ensure_reverse(g);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  EngineOptions options;
+  options.road_index = &index;
+  auto engine = gpu_cch().create(g, options);
+  const auto sources = spread_sources(g.vertex_count(), 50);
+  const VertexIndex n = g.vertex_count();
+  const std::vector<VertexIndex> targets = {1, 2, 3, n / 2, n - 1, 2, n / 4};
+  const std::vector<double> got = testing::solve_compact(*engine, sources, targets);
+  EXPECT_NE(engine->report().notes.find("RPHAST"), std::string::npos) << engine->report().notes;
+  int unreachable = 0;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const auto reference = reference_dijkstra(g.forward, sources[i]);
+    for (std::size_t j = 0; j < targets.size(); ++j) {
+      const double d = reference[static_cast<std::size_t>(targets[j])];
+      unreachable += d == kInfinity;
+      ASSERT_EQ(got[i * targets.size() + j], d) << "source " << i << " target " << targets[j];
+    }
+  }
+  EXPECT_GT(unreachable, 0);  // the components keep some targets out of reach
+}
+
 }  // namespace
 }  // namespace gpu_routing
