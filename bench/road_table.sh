@@ -76,7 +76,9 @@ time_query() {
     echo "SELECT 'chosen: ' || algorithm || ', ' || device FROM gpu_routing_last_run();"
     echo "SELECT 'split: ' || algorithm || ' on ' || device || ': compute ' || round(compute_ms::numeric, 1) ||
       ' ms (transfers ' || round(transfer_ms::numeric, 1) || '), rows ' || round(emit_ms::numeric, 1) ||
-      ' ms, total ' || round(total_ms::numeric, 1) || ' ms; ' || reason FROM gpu_routing_last_run();"
+      ' ms, total ' || round(total_ms::numeric, 1) || ' ms; ' || reason ||
+      CASE WHEN device LIKE '%GPU service%' AND notes <> '' THEN ' [engine: ' || notes || ']' ELSE '' END
+      FROM gpu_routing_last_run();"
   } >"$script"
   local out
   if ! out=$(psql -X -q -d bench -v ON_ERROR_STOP=1 -f "$script" 2>&1); then

@@ -68,7 +68,7 @@ struct LastRun {
   char device[160];
   char algorithm[64];
   char reason[320];
-  char notes[320];
+  char notes[640];
   char graph[64];  // the kept graph that served the call, or empty
   int64 vertices, edges, sources, rows, rounds;
   int batch_size;  // through the GPU service: requests that shared its launch (0: not through it)

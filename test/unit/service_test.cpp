@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "road_index/cch.hpp"
+#include "call/routing_call.hpp"
+#include "engine/gpu.hpp"
 #include "engine/engine.hpp"
 #include "base/graph.hpp"
 #include "base/predecessors.hpp"
@@ -662,6 +664,86 @@ TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
                               index.bytes + (1 << 20));
   EXPECT_THROW(solve_with(*wrong, query), RoutingError);
   EXPECT_EQ(exit_code_.load(), -1);  // the service goes on
+}
+
+// A call's cost arrays through the service go where the caller wants them (the tuples a backend
+// sends): the client copies each row there out of the exchange segment when the rows are the
+// arrays (trees, and columns in ascending id order), and the call gathers them there from its own
+// buffer otherwise (columns repeated, reversed, not in the graph) or when the caller declines a
+// batch. Every row equals the one a call without destinations returns, bit for bit.
+TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
+  start_dispatcher();
+  auto client = connect_client();
+  class Pool final : public RowDestinations {
+   public:
+    std::vector<std::unique_ptr<std::vector<double>>> rows;
+    int asked = 0, decline_every = 0;
+    bool take(int count, std::size_t width, double** out) noexcept override {
+      if (decline_every > 0 && ++asked % decline_every == 0) return false;
+      for (int i = 0; i < count; ++i) {
+        rows.push_back(std::make_unique<std::vector<double>>(width, -1.0));
+        out[i] = rows.back()->data();
+      }
+      return true;
+    }
+  };
+  gpu::Availability no_gpu;
+  no_gpu.reason = "test: CPU only";
+  EdgeTable t = testing::grid_edges(30, 30, 5, 3);
+  std::vector<std::int64_t> sources, ascending, mixed;
+  for (std::int64_t id = 1; id <= 900; id += 7) sources.push_back(id);  // 129: several batches
+  for (std::int64_t id = 5; id <= 900; id += 31) ascending.push_back(id);
+  mixed.assign(ascending.rbegin(), ascending.rend());
+  mixed.push_back(mixed.front());  // a repeated column
+  mixed.push_back(99999);          // not in the graph: a column of infinities
+  for (const std::vector<std::int64_t>* given : {&ascending, &mixed, &sources}) {
+    const bool whole_rows = given == &sources;
+    for (const int decline_every : {0, 2}) {
+      CallOptions options;
+      options.device = DeviceSetting::kCpu;
+      options.many_source = true;
+      options.apsp_algorithm = "dijkstra";
+      options.cost_arrays = true;
+      options.remote = client.get();
+      options.engine.threads = 2;
+      std::string device;
+      auto run = [&](RowDestinations* destinations) {
+        options.row_destinations = destinations;
+        RoutingCall call(CallKind::kCostMatrix, t.view(), options, no_gpu);
+        call.set_sources(sources.data(), sources.size());
+        if (whole_rows)
+          call.set_all_targets();
+        else
+          call.set_array_columns(given->data(), given->size());
+        call.prepare();
+        std::vector<std::vector<double>> rows;
+        ResultBatch batch;
+        while (call.next_batch(batch)) {
+          for (std::size_t r = 0; r < batch.rows(); ++r) {
+            const double* row = !batch.array_rows.empty()
+                                    ? batch.array_rows[r]
+                                    : batch.array_costs.data() + batch.array_row_prefix +
+                                          r * (batch.array_row_prefix + batch.array_width);
+            rows.emplace_back(row, row + batch.array_width);
+          }
+        }
+        device = call.summary().device;
+        return rows;
+      };
+      const auto want = run(nullptr);
+      Pool pool;
+      pool.decline_every = decline_every;
+      const auto got = run(&pool);
+      EXPECT_NE(device.find("GPU service"), std::string::npos) << device;
+      ASSERT_EQ(want.size(), sources.size());
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t r = 0; r < want.size(); ++r)
+        ASSERT_EQ(got[r], want[r]) << "row " << r << (whole_rows ? " (trees)" : " (columns)")
+                                   << " decline " << decline_every;
+      EXPECT_GT(pool.rows.size(), 0u);
+    }
+  }
+  EXPECT_EQ(header_->failed_requests.load(), 0u);
 }
 
 // A road-index request keeps no batch window while another lane could take it: with two

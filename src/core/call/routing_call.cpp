@@ -303,6 +303,11 @@ void RoutingCall::prepare() {
   // H200 host against 45 in batches of 240 rows.
   constexpr std::size_t kCostMatrixBatchBytes = std::size_t{8} << 20;
   if (compact_rows_ && local_cpu) preferred = std::max(preferred, rows_in(kCostMatrixBatchBytes));
+  if (compact_rows_ && remote_engine_) {
+    if (const auto* service = dynamic_cast<const service::ServiceEngine*>(engine_.get()))
+      preferred =
+          static_cast<std::size_t>(std::max(1, service->preferred_batch_size_for_rows(row_width_)));
+  }
   batch_size_ = static_cast<int>(
       std::max<std::size_t>(1, std::min({preferred, batch_cap, source_indices_.size()})));
   row_stride_ = row_width_;
@@ -350,10 +355,11 @@ void RoutingCall::prepare() {
     // backend sends), written on the engine's threads: the backend's one-core copy of every row
     // into the tuplestore was the floor of big answers (New York, H200 host: 64 trees' 135 MB
     // took 31-36 ms to copy against 16-18 ms to compute). The engine writes them there itself
-    // where its rows are the arrays; otherwise (columns in another order, repeated, or not in
-    // the graph; the GPU service's rows) they are gathered there from its rows, on every thread.
+    // where its rows are the arrays (the GPU service's client copies them there out of the
+    // exchange segment); otherwise (columns in another order, repeated, or not in the graph)
+    // they are gathered there from its rows, on every thread.
     rows_to_caller_ = options_.row_destinations != nullptr;
-    engine_writes_caller_rows_ = rows_to_caller_ && array_slots_identity_ && !remote_engine_ &&
+    engine_writes_caller_rows_ = rows_to_caller_ && array_slots_identity_ &&
                                  engine_->supports_row_pointers() &&
                                  (!compact_rows_ || engine_->supports_compact_targets());
   }
@@ -488,6 +494,12 @@ void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<do
     // answer wherever one can be had; device = gpu promises the GPU, so it fails.
     if (error.kind() != ErrorKind::kNoDevice || options_.device != DeviceSetting::kAuto) throw;
     continue_on_cpu(error);
+    if (request.row_pointers != nullptr && !engine_writes_caller_rows_) {
+      // The CPU engine cannot write the caller's rows: it fills the call's, gathered from there.
+      request.row_pointers = nullptr;
+      request.distances = distances_.data() + row_prefix_;
+      if (row_stride_ != row_width_) request.row_stride = row_stride_;
+    }
     solve_locally(request);
   }
 }
@@ -507,6 +519,8 @@ void RoutingCall::continue_on_cpu(const RoutingError& why) {
   const EngineSelection selection = select_engine(DeviceSetting::kCpu, "auto", shape_, none);
   engine_ = selection.engine->create(*graph_, options_.engine);
   remote_engine_ = false;
+  engine_writes_caller_rows_ = engine_writes_caller_rows_ && engine_->supports_row_pointers() &&
+                               (!compact_rows_ || engine_->supports_compact_targets());
   report_at_start_ = engine_->report();
   summary_.algorithm = selection.engine->name;
   summary_.reason += std::string("; ") + why.what() + ": the call went on with " +

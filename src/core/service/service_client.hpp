@@ -126,9 +126,13 @@ class ServiceEngine final : public ShortestPathEngine {
   const char* name() const override { return info_.name; }
   Device device() const override { return info_.device; }
   int preferred_batch_size() const override;
+  // The same for requests whose rows are `row_width` distances (a cost matrix's compact rows).
+  int preferred_batch_size_for_rows(std::size_t row_width) const;
   // The service makes compact rows from full ones for engines that cannot.
   bool supports_compact_targets() const override { return true; }
   bool supports_row_stride() const override { return true; }
+  // Rows are copied out of the exchange segment; each can go wherever the caller wants it.
+  bool supports_row_pointers() const override { return true; }
   void solve(const SolveRequest& request) override;
   // The paths from `source` to each of `targets` (distinct), traced by the service next to the
   // row it computed, by trace_path's rule: only the paths cross to this process, not the row

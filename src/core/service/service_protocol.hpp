@@ -37,8 +37,9 @@ namespace gpu_routing::service {
 
 constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
 // 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load);
-// 4: paths traced by the service (kFlagTracePaths).
-constexpr std::uint32_t kLayoutVersion = 4;
+// 4: paths traced by the service (kFlagTracePaths); 5: notes of 512 bytes (where an engine's
+// time went).
+constexpr std::uint32_t kLayoutVersion = 5;
 constexpr int kSlotCount = 256;
 constexpr int kMaxDevices = 32;   // worker entries: GPUs x lanes
 constexpr int kDefaultLanes = 3;  // gpu_routing.service_lanes = 0
@@ -153,7 +154,7 @@ struct RequestSlot {
   char device_name[128];
   char message[512];
   char hint[256];
-  char notes[256];
+  char notes[512];
 };
 
 constexpr std::uint32_t kFlagPredecessors = 1u << 0;  // fill predecessor arcs
