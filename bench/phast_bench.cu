@@ -168,10 +168,11 @@ void run(const std::string& name, const Graph& graph, int reps) {
 }
 
 // Cost matrices (compact rows, N sources x N other targets) on New York's index, in solves of
-// 1024 sources as the GPU service's requests come: the GPU's sweeps restricted to the targets'
+// 2048 sources as the GPU service's requests come: the GPU's sweeps restricted to the targets'
 // closure (RPHAST) against full sweeps, in one engine, alternating; every cell equal between the
 // two, and a sample of rows against the CPU's PHAST. The engine alone: no SQL, no service.
 void matrices(const std::string& name, const Graph& graph, int reps) {
+  constexpr int kRequestSources = 2048;  // ServiceEngine::preferred_batch_size_for_rows
   const auto n = static_cast<std::size_t>(graph.vertex_count());
   Cch cch(graph, cch_order(graph));
   cch.customize(graph);
@@ -198,10 +199,10 @@ void matrices(const std::string& name, const Graph& graph, int reps) {
         out.assign(cells, -1.0);
         const EngineReport before = engine->report();
         const double start = now_ms();
-        for (int first = 0; first < size; first += 1024) {
+        for (int first = 0; first < size; first += kRequestSources) {
           SolveRequest request;
           request.sources = sources.data() + first;
-          request.source_count = std::min(1024, size - first);
+          request.source_count = std::min(kRequestSources, size - first);
           request.targets = targets.data();
           request.target_count = size;
           request.compact_targets = true;
@@ -383,7 +384,7 @@ int main(int argc, char** argv) {
   if (matrix_section) {
     std::printf(
         "\nphast_bench on %s: cost matrices as compact rows, N random sources x N random targets, "
-        "in solves of 1024 sources (the GPU service's requests), restricted and full sweeps "
+        "in solves of 2048 sources (the GPU service's requests), restricted and full sweeps "
         "alternating in one engine, medians of %d (ms, the whole matrix). compute: upward "
         "searches, sweeps and gathers (and laying out a restriction when the targets change); "
         "transfer: rows to the host. mismatches: cells where the two differ, plus cells of 3 rows "

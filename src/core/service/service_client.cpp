@@ -265,9 +265,15 @@ int ServiceEngine::preferred_batch_size_for_rows(std::size_t row_width) const {
   // About 1 GB of distance rows per request, as the engines' own batches, at most 1024 sources.
   // A cost matrix's compact rows are narrower than whole ones: sized by whole rows, New York's
   // 10,000 x 10,000 went in 20 requests of 507 sources, each a sweep of the GPU's road index
-  // that takes 1024 at about the same cost.
+  // that takes 1024 at about the same cost. The road index's compact rows go up to 2048 sources
+  // a request: two sweeps, the second's upward searches on the host beside the first's sweep, and
+  // half the round trips (other engines' buffers grow with their sources: near_far's for 2048
+  // New York sources passed the service's budget of a lane).
   const std::size_t row = std::max<std::size_t>(1, row_width * sizeof(double));
-  return static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 30) / row, 1, 1024));
+  const bool road_index_rows = std::strcmp(info_.name, "cch") == 0 &&
+                               row_width < static_cast<std::size_t>(graph_.vertex_count());
+  const std::size_t most = road_index_rows ? 2048 : 1024;
+  return static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 30) / row, 1, most));
 }
 
 void ServiceEngine::publish_image() {
