@@ -236,6 +236,48 @@ TEST(Cch, SettlingTouchesOnlyWhatAnAskedDistanceNeeds) {
   }
 }
 
+// The targets' closure (RPHAST's restriction) is every rank reachable from the targets over
+// upward arcs (each a rank's ancestor in the elimination tree): found here by a search over the
+// arcs, against the engine's walk up the tree.
+TEST(Cch, AncestorClosureIsWhatTheTargetsReachUpward) {
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 50 + static_cast<int>(seed * 53 % 500);
+    spec.edges = spec.vertices * 3;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 0);
+    if (g.vertex_count() == 0) continue;
+    Cch cch(g, cch_order(g));
+    const VertexIndex n = g.vertex_count();
+    std::vector<VertexIndex> targets;
+    for (VertexIndex v = static_cast<VertexIndex>(seed) % 7; v < n;
+         v += 3 + static_cast<VertexIndex>(seed))
+      targets.push_back(v);
+    targets.push_back(targets.front());  // a repeated target counts once
+    std::vector<char> seen(static_cast<std::size_t>(n), 0);
+    std::vector<VertexIndex> stack;
+    for (VertexIndex v : targets)
+      stack.push_back(cch.rank_of_vertex()[static_cast<std::size_t>(v)]);
+    VertexIndex ranks = 0;
+    std::int64_t arcs = 0;
+    while (!stack.empty()) {
+      const VertexIndex r = stack.back();
+      stack.pop_back();
+      if (seen[static_cast<std::size_t>(r)]) continue;
+      seen[static_cast<std::size_t>(r)] = 1;
+      ++ranks;
+      for (ArcIndex a = cch.arc_first()[static_cast<std::size_t>(r)];
+           a < cch.arc_first()[static_cast<std::size_t>(r) + 1]; ++a, ++arcs)
+        stack.push_back(cch.arc_head()[static_cast<std::size_t>(a)]);
+    }
+    const Cch::Closure closure =
+        cch.ancestor_closure(targets.data(), static_cast<int>(targets.size()));
+    EXPECT_EQ(closure.ranks, ranks) << testing::describe(spec, seed);
+    EXPECT_EQ(closure.arcs, arcs) << testing::describe(spec, seed);
+  }
+}
+
 TEST(Cch, GridOrderedByCoordinates) {
   const int rows = 24, cols = 30;
   EdgeTable t = testing::grid_edges(rows, cols, 20, 5);

@@ -775,5 +775,41 @@ TEST(CostModel, RoadIndexTreesShareSweepsAndThreads) {
   EXPECT_GT(as_rows, as_arrays);
 }
 
+// A cost matrix's GPU sweeps on the road index cover only its targets' closure while that holds
+// at most half the ranks (RPHAST): the estimate follows the closure's arcs, and a closure over
+// half the ranks (or none measured) prices whole sweeps. New York, 10,000 x 10,000.
+TEST(CostModel, GpuRoadIndexMatricesPriceTheTargetsClosure) {
+  MachineSpeeds speeds;
+  CallCostShape shape;
+  shape.vertices = 264346;
+  shape.arcs = 733846;
+  shape.index_arcs = 1550000;
+  shape.kept_graph = true;
+  shape.compact_targets = true;
+  shape.sources = 10000;
+  shape.targets_per_source = 10000;
+  shape.result_rows = 10000;
+  shape.result_cells = 1e8;
+  DeviceState state;
+  state.gpu_usable = true;
+  state.service = true;
+  state.kept_engine = "*";
+  state.hardware_threads = 16;
+  state.cpu_threads = 15;
+  const EngineInfo& cch = *find_engine("cch", Device::kGpu);
+  const double whole = estimate_call_ms(cch, shape, state, speeds);
+  shape.target_closure_ranks = 66841;
+  shape.target_closure_arcs = 900000;
+  const double restricted = estimate_call_ms(cch, shape, state, speeds);
+  EXPECT_GT(whole, 0);
+  EXPECT_LT(restricted, whole);
+  // The sweeps' share of the estimate falls with the arcs: at least by a third of what the arcs
+  // saved (the rows' crossing stays).
+  const double sweeps = shape.sources * 1550000.0 * speeds.gpu_cch_sweep_ns * 1e-6;
+  EXPECT_NEAR(whole - restricted, sweeps * (1 - 900000.0 / 1550000.0), 0.01 * whole);
+  shape.target_closure_ranks = 200000;  // more than half: whole sweeps
+  EXPECT_DOUBLE_EQ(estimate_call_ms(cch, shape, state, speeds), whole);
+}
+
 }  // namespace
 }  // namespace gpu_routing

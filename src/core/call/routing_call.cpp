@@ -425,6 +425,17 @@ AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {
     shape.hop_depth = remembered_hop_depth(graph.forward, source_indices_.front());
   if (options_.engine.road_index != nullptr) {
     shape.index_arcs = options_.engine.road_index->arc_count();
+    // A large matrix's targets' closure, which the GPU's sweeps restrict themselves to: one walk
+    // up the elimination tree from each target (New York, 10,000 targets: 67k ranks, well under
+    // a millisecond), only where the GPU could take the call.
+    constexpr double kClosureFromCells = 1e6;
+    if (problem.compact_targets && gpus_.usable && !shared_targets_.empty() &&
+        S * static_cast<double>(shared_targets_.size()) >= kClosureFromCells) {
+      const Cch::Closure closure = options_.engine.road_index->ancestor_closure(
+          shared_targets_.data(), static_cast<int>(shared_targets_.size()));
+      shape.target_closure_ranks = closure.ranks;
+      shape.target_closure_arcs = closure.arcs;
+    }
     // A source's few paths settle only what they need: the index's own work for them, sampled
     // once per process (the grid's or a guess put New York's at 3x what it takes).
     if (kind_ == CallKind::kPaths && shape.sources <= 1 && shape.targets_per_source > 0 &&

@@ -151,6 +151,10 @@ struct CallCostShape {
   bool dense = false;       // arcs >= density * V^2: the Floyd-Warshall engines apply
   // The kept graph's road index (0: none current: cch would make one first).
   std::int64_t index_arcs = 0;
+  // A cost matrix's targets' closure on that index (Cch::ancestor_closure), where measured (0:
+  // not): the GPU's sweeps cover only it while it holds at most half the ranks (RPHAST).
+  std::int64_t target_closure_ranks = 0;
+  std::int64_t target_closure_arcs = 0;
   // Its settling work for a source's first path and for each further one (settled_paths_work,
   // sampled on the index by remembered_settled_path_work), 0 where not sampled; negative where
   // the sample gave up settling (zero-cost ties, or too much settled): whole trees then.

@@ -505,6 +505,24 @@ void Cch::finish_settling(VertexIndex s, CchWorkspace& workspace) const {
   workspace.settled_arcs_ = 0;
 }
 
+Cch::Closure Cch::ancestor_closure(const VertexIndex* vertices, int count) const {
+  Closure closure;
+  std::vector<char> in(at_rank_.count, 0);
+  for (int i = 0; i < count; ++i) {
+    const VertexIndex v = vertices[i];
+    if (v < 0 || static_cast<std::size_t>(v) >= rank_.count) continue;
+    // Up the tree until a rank already in: its ancestors are in too.
+    for (VertexIndex r = rank_[static_cast<std::size_t>(v)];
+         r != kNoVertex && !in[static_cast<std::size_t>(r)];
+         r = parent_span_[static_cast<std::size_t>(r)]) {
+      in[static_cast<std::size_t>(r)] = 1;
+      ++closure.ranks;
+      closure.arcs += first_[static_cast<std::size_t>(r) + 1] - first_[static_cast<std::size_t>(r)];
+    }
+  }
+  return closure;
+}
+
 void Cch::upward_search(VertexIndex s, std::vector<std::pair<VertexIndex, double>>& reached,
                         CchWorkspace& workspace) const {
   require_customized();

@@ -278,6 +278,13 @@ class Cch {
   // of a rank is among its ancestors in this tree, which is why the queries only walk up it.
   CchSpan<VertexIndex> elimination_tree_parent() const { return parent_span_; }
   int elimination_tree_height() const { return elimination_tree_height_; }
+  // The union of `count` vertices' elimination-tree ancestors (themselves included): the ranks a
+  // sweep restricted to them as targets covers (RPHAST), and the upward arcs of those ranks.
+  struct Closure {
+    VertexIndex ranks = 0;
+    std::int64_t arcs = 0;
+  };
+  Closure ancestor_closure(const VertexIndex* vertices, int count) const;
   // Upward arcs of rank r: arc_first()[r] .. arc_first()[r + 1] - 1, with their higher rank
   // (arc_head) and customized weights in both directions (for engines that copy the hierarchy
   // elsewhere, the GPU's PHAST). Valid once customized.
