@@ -65,9 +65,11 @@ int g_sources_per_sweep = 0;  // 0: kMaxSourcesPerSweep
 // gpu_routing.max_memory allows (New York, 10,000 targets: 66,841 positions; 1024 sources hold
 // 1.1 GB with the rows). A sweep's latency is paid once for all of them.
 constexpr int kMaxRestrictedSourcesPerSweep = 1024;
-// The closure's largest share of the ranks for which the sweep is restricted.
-constexpr double kRestrictedShare = 0.5;
+constexpr double kRestrictedShare = Cch::kRestrictedSweepShare;
 bool g_restrict = true;  // set_phast_restrict lets phast_bench compare
+// The fewest sources a solve restricts its sweeps for (set_phast_restrict_from_sources).
+constexpr int kRestrictFromSources = Cch::kRestrictedSweepFromSources;
+int g_restrict_from_sources = kRestrictFromSources;
 // Rows of at least this many bytes come to the host through two pinned buffers of kStagingBytes,
 // copied out by every host thread: straight into pageable memory (the GPU service's exchange
 // segment) they came at 1-2 GB/s (New York, H200 host: one tree's 2 MB in 1.5 ms, 64 trees' 135 MB
@@ -780,68 +782,76 @@ class GpuCchEngine final : public ShortestPathEngine {
     target_positions_.release();
     restricted_.release();
     restricted_for_targets_ = false;
+    closure_checked_ = false;
     targets_note_.clear();
   }
 
   // A cost matrix's targets: where the sweep leaves their distances, and whether the sweep may
   // skip the ranks outside their closure (RPHAST, restrict_sweep_layout). The closure is the union
   // of the targets' elimination-tree ancestors; it is used while it holds at most
-  // kRestrictedShare of the ranks (below that a sweep's saving outweighs laying it out). The
-  // restricted layout is kept for the next solve with the same targets: a call's batches share
+  // kRestrictedShare of the ranks, for a solve of at least g_restrict_from_sources sources (laying
+  // it out walks the whole hierarchy once: New York 9-21 ms, more than a few sweeps save). The
+  // restricted layout is kept for the next solves with the same targets: a call's batches share
   // them.
   void prepare_targets(const SolveRequest& request) {
-    if (targets_host_.size() == static_cast<std::size_t>(request.target_count) &&
-        !targets_host_.empty() && targets_restrict_setting_ == g_restrict &&
-        std::equal(targets_host_.begin(), targets_host_.end(), request.targets))
-      return;
-    forget_targets();
+    const bool same = targets_host_.size() == static_cast<std::size_t>(request.target_count) &&
+                      !targets_host_.empty() && targets_restrict_setting_ == g_restrict &&
+                      std::equal(targets_host_.begin(), targets_host_.end(), request.targets);
+    if (!same) {
+      forget_targets();
+      upload_target_positions(full_, request);
+      targets_host_.assign(request.targets, request.targets + request.target_count);
+      targets_restrict_setting_ = g_restrict;
+    }
+    if (!g_restrict || closure_checked_ || request.source_count < g_restrict_from_sources) return;
+    closure_checked_ = true;
+    Stopwatch build;
     const Cch& cch = index();
     const VertexIndex n = cch.vertex_count();
     const auto rank_of = cch.rank_of_vertex();
-    if (g_restrict) {
-      Stopwatch build;
-      const auto parent = cch.elimination_tree_parent();
-      std::vector<char> keep(static_cast<std::size_t>(n), 0);  // by full position
-      VertexIndex closure = 0;
-      for (int i = 0; i < request.target_count; ++i) {
-        for (VertexIndex r = rank_of[static_cast<std::size_t>(request.targets[i])]; r >= 0;
-             r = parent[static_cast<std::size_t>(r)]) {
-          char& kept =
-              keep[static_cast<std::size_t>(full_.position_of_rank[static_cast<std::size_t>(r)])];
-          if (kept) break;  // its ancestors are in already
-          kept = 1;
-          ++closure;
-        }
-      }
-      if (closure <= kRestrictedShare * static_cast<double>(n)) {
-        HostSweepLayout restricted = restrict_sweep_layout(full_host_, keep);
-        const double layout_ms = build.elapsed_ms();
-        require(DeviceSweepLayout::bytes_of(restricted),
-                "the cost matrix's part of the road index on the GPU");
-        Stopwatch copy;
-        restricted_.upload(restricted, stream_->get());
-        report_.transfer_ms += copy.elapsed_ms();
-        restricted_for_targets_ = true;
-        char note[200];
-        std::snprintf(
-            note, sizeof note,
-            "RPHAST: the targets' closure, %d of %d ranks (%.0f%%), laid out in %.1f ms; ", closure,
-            n, 100.0 * closure / std::max<VertexIndex>(n, 1), layout_ms);
-        targets_note_ = note;
+    const auto parent = cch.elimination_tree_parent();
+    std::vector<char> keep(static_cast<std::size_t>(n), 0);  // by full position
+    VertexIndex closure = 0;
+    for (int i = 0; i < request.target_count; ++i) {
+      for (VertexIndex r = rank_of[static_cast<std::size_t>(request.targets[i])]; r >= 0;
+           r = parent[static_cast<std::size_t>(r)]) {
+        char& kept =
+            keep[static_cast<std::size_t>(full_.position_of_rank[static_cast<std::size_t>(r)])];
+        if (kept) break;  // its ancestors are in already
+        kept = 1;
+        ++closure;
       }
     }
-    const DeviceSweepLayout& layout = restricted_for_targets_ ? restricted_ : full_;
+    if (closure > kRestrictedShare * static_cast<double>(n)) return;
+    HostSweepLayout restricted = restrict_sweep_layout(full_host_, keep);
+    const double layout_ms = build.elapsed_ms();
+    require(DeviceSweepLayout::bytes_of(restricted),
+            "the cost matrix's part of the road index on the GPU");
+    Stopwatch copy;
+    restricted_.upload(restricted, stream_->get());
+    report_.transfer_ms += copy.elapsed_ms();
+    upload_target_positions(restricted_, request);
+    restricted_for_targets_ = true;
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "RPHAST: the targets' closure, %d of %d ranks (%.0f%%), laid out in %.1f ms; ",
+                  closure, n, 100.0 * closure / std::max<VertexIndex>(n, 1), layout_ms);
+    targets_note_ = note;
+  }
+
+  // The targets' positions in `layout`'s table, on the device.
+  void upload_target_positions(const DeviceSweepLayout& layout, const SolveRequest& request) {
+    const auto rank_of = index().rank_of_vertex();
     std::vector<VertexIndex> positions(static_cast<std::size_t>(request.target_count));
     for (int i = 0; i < request.target_count; ++i)
       positions[static_cast<std::size_t>(i)] = layout.position_of_rank[static_cast<std::size_t>(
           rank_of[static_cast<std::size_t>(request.targets[i])])];
+    target_positions_.release();
     require(positions.size() * sizeof(VertexIndex), "the cost matrix's targets on the GPU");
     target_positions_.allocate(std::max<std::size_t>(positions.size(), 1));
     if (!positions.empty())
       target_positions_.upload(positions.data(), positions.size(), stream_->get());
     stream_->synchronize();
-    targets_host_.assign(request.targets, request.targets + request.target_count);
-    targets_restrict_setting_ = g_restrict;
   }
 
   void prepare_reverse() {
@@ -1143,6 +1153,7 @@ class GpuCchEngine final : public ShortestPathEngine {
   DeviceSweepLayout restricted_;
   bool restricted_for_targets_ = false;
   bool targets_restrict_setting_ = true;  // g_restrict when they were prepared
+  bool closure_checked_ = false;          // whether their closure was measured
   DeviceBuffer<double> table_;
   DeviceBuffer<double> rows_;
   std::size_t table_bytes_ = 0;  // the table and rows
@@ -1198,6 +1209,9 @@ void set_phast_sources_per_sweep(int sources) {
 }
 void set_phast_restrict(bool on) {
   g_restrict = on;
+}
+void set_phast_restrict_from_sources(int sources) {
+  g_restrict_from_sources = sources > 0 ? sources : kRestrictFromSources;
 }
 void set_phast_lanes(int lanes) {
   g_lanes = lanes > 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0 ? lanes : 0;

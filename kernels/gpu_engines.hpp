@@ -27,6 +27,8 @@ void set_phast_lanes(int lanes);
 // For phast_bench: whether a cost matrix's sweeps skip the ranks outside its targets' closure
 // (RPHAST; default on).
 void set_phast_restrict(bool on);
+// For tests: the fewest sources a solve restricts its sweeps for (0: the default, 512).
+void set_phast_restrict_from_sources(int sources);
 // Sources a PHAST sweep holds at most (0: the built-in maximum).
 void set_phast_sources_per_sweep(int sources);
 // For phast_bench: the largest subtree of the sweep's bottom (0: no bottom, every level its own

@@ -809,6 +809,14 @@ TEST(CostModel, GpuRoadIndexMatricesPriceTheTargetsClosure) {
   EXPECT_NEAR(whole - restricted, sweeps * (1 - 900000.0 / 1550000.0), 0.01 * whole);
   shape.target_closure_ranks = 200000;  // more than half: whole sweeps
   EXPECT_DOUBLE_EQ(estimate_call_ms(cch, shape, state, speeds), whole);
+  // Fewer than 512 sources sweep the whole hierarchy too.
+  shape.target_closure_ranks = 66841;
+  shape.sources = 300;
+  shape.result_rows = 300;
+  shape.result_cells = 300.0 * 10000;
+  const double few = estimate_call_ms(cch, shape, state, speeds);
+  shape.target_closure_ranks = 0;
+  EXPECT_DOUBLE_EQ(few, estimate_call_ms(cch, shape, state, speeds));
 }
 
 }  // namespace

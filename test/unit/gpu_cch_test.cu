@@ -368,13 +368,14 @@ TEST(GpuCch, WideSweepsAndStagedRowsEqualTheCpu) {
 }
 
 // A cost matrix's sweeps skip the ranks outside its targets' closure (RPHAST) while the closure
-// holds at most half of them: one target, a few, a corner, duplicates, targets in another
-// component (unreachable), and a set too large to restrict; sources in batches of 1, 17, 300 and
-// 1100 (above a restricted sweep's 1024), the targets kept for the next batch or changed between
-// batches; the layouts without a bottom or with one group. Every cell equals the CPU's row bit for
-// bit, and the unrestricted sweep's.
+// holds at most half of them: one target, a few, a corner, duplicates, and a set too large to
+// restrict; sources in batches of 1, 17, 300 and 1100 (above a restricted sweep's 1024), the
+// targets kept for the next batch or changed between batches; the layouts without a bottom or
+// with one group. Every cell equals the CPU's row bit for bit, and the unrestricted sweep's.
+// (Restricted here from one source a solve; the default threshold is tested below.)
 TEST(GpuCch, RestrictedSweepsForCostMatricesEqualTheCpu) {
   SKIP_WITHOUT_GPU();
+  gpu::set_phast_restrict_from_sources(1);
   Graph g = road_grid(110, 13);
   Cch index(g, cch_order(g));
   index.customize(g);
@@ -435,6 +436,36 @@ TEST(GpuCch, RestrictedSweepsForCostMatricesEqualTheCpu) {
   }
   gpu::set_phast_subtree_vertices(-1);
   gpu::set_phast_restrict(true);
+  gpu::set_phast_restrict_from_sources(0);
+}
+
+// By default a solve restricts its sweeps from 512 sources (laying the closure out costs more
+// than a few sweeps save): a solve of 100 sources sweeps the whole hierarchy; one of 600 with
+// the same targets then restricts them, and a later small solve with those targets keeps the
+// restricted layout. Every cell as the CPU's.
+TEST(GpuCch, SweepsAreRestrictedFromManySourcesAndTheLayoutIsKept) {
+  SKIP_WITHOUT_GPU();
+  Graph g = road_grid(90, 17);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  const std::size_t n = static_cast<std::size_t>(g.vertex_count());
+  EngineOptions options;
+  options.road_index = &index;
+  auto engine = gpu_cch().create(g, options);
+  const std::vector<VertexIndex> targets = spread_sources(g.vertex_count(), 25);
+  std::vector<double> want(n);
+  for (const int sources_count : {100, 600, 7}) {
+    const auto sources = spread_sources(g.vertex_count(), sources_count);
+    const std::vector<double> got = testing::solve_compact(*engine, sources, targets);
+    const bool noted = engine->report().notes.find("RPHAST") != std::string::npos;
+    EXPECT_EQ(noted, sources_count != 100) << sources_count << ": " << engine->report().notes;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      index.one_to_all(sources[i], want.data());
+      for (std::size_t j = 0; j < targets.size(); ++j)
+        ASSERT_EQ(got[i * targets.size() + j], want[static_cast<std::size_t>(targets[j])])
+            << sources_count << " sources, source " << i << ", target " << j;
+    }
+  }
 }
 
 // Unreachable targets: a graph of three components (zero costs among them), the targets in each.
@@ -453,6 +484,7 @@ TEST(GpuCch, RestrictedSweepsLeaveUnreachableTargetsInfinite) {
   index.customize(g);
   EngineOptions options;
   options.road_index = &index;
+  gpu::set_phast_restrict_from_sources(1);
   auto engine = gpu_cch().create(g, options);
   const auto sources = spread_sources(g.vertex_count(), 50);
   const VertexIndex n = g.vertex_count();
@@ -469,6 +501,7 @@ TEST(GpuCch, RestrictedSweepsLeaveUnreachableTargetsInfinite) {
     }
   }
   EXPECT_GT(unreachable, 0);  // the components keep some targets out of reach
+  gpu::set_phast_restrict_from_sources(0);
 }
 
 }  // namespace

@@ -511,11 +511,12 @@ double estimate_call_ms(const EngineInfo& engine, const CallCostShape& shape,
   } else {  // cch: whole rows by PHAST sweeps (a target list's columns are taken from them)
     if (!index) return -1;  // the GPU's cch sweeps a kept graph's index
     // A cost matrix's sweeps skip what lies outside its targets' closure while that holds at most
-    // half the ranks (kernels/cch_phast.cu, kRestrictedShare). Their time falls less than their
-    // arcs (New York, 10,000 targets: 58% of the arcs, 40-46% of the time, engine alone on the
-    // H200): the arcs' share keeps the estimate on the safe side.
+    // half the ranks, from 512 sources (Cch::kRestrictedSweepShare and ...FromSources). Their time
+    // falls less than their arcs (New York, 10,000 targets: 58% of the arcs, 40-46% of the time,
+    // engine alone on the H200): the arcs' share keeps the estimate on the safe side.
     const bool restricted = shape.compact_targets && shape.target_closure_ranks > 0 &&
-                            shape.target_closure_ranks <= 0.5 * V;
+                            shape.target_closure_ranks <= Cch::kRestrictedSweepShare * V &&
+                            S >= Cch::kRestrictedSweepFromSources;
     const double swept_arcs =
         restricted ? static_cast<double>(shape.target_closure_arcs) : index_arcs;
     compute = S * swept_arcs * s.gpu_cch_sweep_ns * 1e-6;

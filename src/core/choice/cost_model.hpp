@@ -152,7 +152,8 @@ struct CallCostShape {
   // The kept graph's road index (0: none current: cch would make one first).
   std::int64_t index_arcs = 0;
   // A cost matrix's targets' closure on that index (Cch::ancestor_closure), where measured (0:
-  // not): the GPU's sweeps cover only it while it holds at most half the ranks (RPHAST).
+  // not): the GPU's sweeps cover only it while it holds at most half the ranks (RPHAST; from
+  // Cch::kRestrictedSweepFromSources sources).
   std::int64_t target_closure_ranks = 0;
   std::int64_t target_closure_arcs = 0;
   // Its settling work for a source's first path and for each further one (settled_paths_work,

@@ -285,6 +285,12 @@ class Cch {
     std::int64_t arcs = 0;
   };
   Closure ancestor_closure(const VertexIndex* vertices, int count) const;
+  // When the GPU's sweeps of a cost matrix keep to its targets' closure (kernels/cch_phast.cu;
+  // auto prices them alike): while the closure holds at most this share of the ranks, for a
+  // solve of at least this many sources (laying the closure out walks the whole hierarchy once,
+  // New York 9-21 ms: more than the sweeps of a few hundred sources save).
+  static constexpr double kRestrictedSweepShare = 0.5;
+  static constexpr int kRestrictedSweepFromSources = 512;
   // Upward arcs of rank r: arc_first()[r] .. arc_first()[r + 1] - 1, with their higher rank
   // (arc_head) and customized weights in both directions (for engines that copy the hierarchy
   // elsewhere, the GPU's PHAST). Valid once customized.
