@@ -825,12 +825,25 @@ class GpuCchEngine final : public ShortestPathEngine {
     if (closure > kRestrictedShare * static_cast<double>(n)) return;
     HostSweepLayout restricted = restrict_sweep_layout(full_host_, keep);
     const double layout_ms = build.elapsed_ms();
-    require(DeviceSweepLayout::bytes_of(restricted),
-            "the cost matrix's part of the road index on the GPU");
+    // Where gpu_routing.max_memory cannot hold the restricted copy beside the full one, the
+    // sweeps stay whole (the full one's target positions are still in place).
+    const std::size_t bytes = DeviceSweepLayout::bytes_of(restricted);
+    if (saturating_add(held_bytes(), bytes) > options_.budget.limit_bytes()) return;
     Stopwatch copy;
-    restricted_.upload(restricted, stream_->get());
+    try {
+      restricted_.upload(restricted, stream_->get());
+    } catch (const RoutingError& error) {
+      restricted_.release();
+      if (error.kind() == ErrorKind::kOutOfMemory) return;  // the device is full: whole sweeps
+      throw;
+    }
     report_.transfer_ms += copy.elapsed_ms();
-    upload_target_positions(restricted_, request);
+    try {
+      upload_target_positions(restricted_, request);
+    } catch (...) {
+      forget_targets();  // the next solve starts over: no half-made layout is used
+      throw;
+    }
     restricted_for_targets_ = true;
     char note[200];
     std::snprintf(note, sizeof note,
