@@ -34,6 +34,7 @@
 #include <math_constants.h>
 
 #include "road_index/cch.hpp"
+#include "road_index/sweep_layout.hpp"
 #include "base/parallel.hpp"
 #include "base/parallel_for.hpp"
 #include "base/predecessors.hpp"
@@ -78,22 +79,8 @@ constexpr std::size_t kStagedDownloadBytes = std::size_t{1} << 20;
 constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // The host memory the upward searches' per-thread workspaces may span together.
 constexpr std::size_t kUpwardScratchBytes = std::size_t{256} << 20;
-// Lanes per (rank, source): a rank's upward arcs are read in parallel and their minimum taken by
-// shuffles, instead of one thread walking them one dependent load after another. phast_bench on an
-// H100, New York: a lone tree 6.2 ms with 1 lane, 2.8 with 4, 1.9 with 8, 1.5 with 16; 32 trees
-// a sweep 0.254, 0.161, 0.138 and 0.131 ms a tree.
-// A level's lanes: the power of two covering its ranks' largest upward degree in the top (few
-// ranks, so latency counts), their mean degree in the bottom (many ranks, so idle lanes count),
-// within [kMinLanes, kMaxLanes]; set_phast_lanes forces one value everywhere.
-constexpr int kMinLanes = 2;
-constexpr int kMaxLanes = 16;
-int g_lanes = 0;  // 0: by degree (set_phast_lanes)
-int lanes_covering(double degree) {
-  if (g_lanes > 0) return g_lanes;
-  int lanes = kMinLanes;
-  while (lanes < kMaxLanes && lanes < degree) lanes *= 2;
-  return lanes;
-}
+// Lanes per (rank, source): forced by set_phast_lanes, else by degree (sweep_layout.hpp).
+int g_lanes = 0;  // 0: by degree
 // The bottom's subtrees: at most this many ranks each, packed into groups of at most as many
 // ranks, one block of kGroupBlock threads a group (set_phast_subtree_vertices; 0: no bottom, every
 // level its own step over the whole GPU). phast_bench on an H100, New York, against every level
@@ -311,198 +298,6 @@ __global__ void gather_kernel(const double* __restrict__ table,
   out[i] = table[static_cast<std::int64_t>(target_position[t]) * k + j];
 }
 
-// The hierarchy as the sweep reads it. Positions: the top level by level, then the bottom group
-// by group, each group level by level; a rank's higher neighbours always come in an earlier step.
-struct HostSweepLayout {
-  std::vector<VertexIndex> position_of_rank;
-  std::vector<VertexIndex> position_of_vertex;
-  std::vector<ArcIndex> first;    // by position
-  std::vector<VertexIndex> head;  // positions
-  std::vector<double> down;
-  // Steps: the top's levels first (top_levels of them), then every group's levels. Step s covers
-  // positions [step_first[s], step_first[s + 1]).
-  std::vector<VertexIndex> step_first;
-  std::vector<int> step_lanes;
-  int top_levels = 0;
-  // Group g runs steps [group_step[g], group_step[g + 1]).
-  std::vector<VertexIndex> group_step;
-};
-
-HostSweepLayout make_sweep_layout(const Cch& cch, int subtree_limit) {
-  const VertexIndex n = cch.vertex_count();
-  const auto arc_first = cch.arc_first();
-  const auto arc_head = cch.arc_head();
-  const auto down = cch.downward_weights();
-  const auto at_rank = cch.vertex_at_rank();
-  auto degree = [&](VertexIndex r) {
-    return arc_first[static_cast<std::size_t>(r) + 1] - arc_first[static_cast<std::size_t>(r)];
-  };
-  HostSweepLayout layout;
-  // Levels from the top: a rank's higher neighbours have higher ranks, so decreasing rank order
-  // sees them first.
-  std::vector<VertexIndex> level(static_cast<std::size_t>(n), 0);
-  for (VertexIndex r = n - 1; r >= 0; --r) {
-    VertexIndex deepest = -1;
-    for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
-         a < arc_first[static_cast<std::size_t>(r) + 1]; ++a)
-      deepest =
-          std::max(deepest, level[static_cast<std::size_t>(arc_head[static_cast<std::size_t>(a)])]);
-    level[static_cast<std::size_t>(r)] = deepest + 1;
-  }
-  // Subtree sizes in the elimination tree (a parent ranks above its children), then the bottom:
-  // ranks whose subtree is small, grouped by the subtree of the highest such rank above them.
-  std::vector<VertexIndex> parent(static_cast<std::size_t>(n), -1);
-  std::vector<std::int64_t> size(static_cast<std::size_t>(n), 1);
-  for (VertexIndex r = 0; r < n; ++r) {
-    VertexIndex lowest = -1;
-    for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
-         a < arc_first[static_cast<std::size_t>(r) + 1]; ++a) {
-      const VertexIndex h = arc_head[static_cast<std::size_t>(a)];
-      if (lowest < 0 || h < lowest) lowest = h;
-    }
-    parent[static_cast<std::size_t>(r)] = lowest;
-    if (lowest >= 0) size[static_cast<std::size_t>(lowest)] += size[static_cast<std::size_t>(r)];
-  }
-  // group[r]: -1 in the top. Subtrees are packed into groups of at most subtree_limit ranks in
-  // decreasing rank order of their roots.
-  std::vector<VertexIndex> group(static_cast<std::size_t>(n), -1);
-  VertexIndex groups = 0;
-  std::int64_t filled = 0;
-  for (VertexIndex r = n - 1; r >= 0; --r) {
-    const auto ru = static_cast<std::size_t>(r);
-    if (subtree_limit <= 0 || size[ru] > subtree_limit) continue;
-    const VertexIndex p = parent[ru];
-    if (p >= 0 && group[static_cast<std::size_t>(p)] >= 0) {
-      group[ru] = group[static_cast<std::size_t>(p)];
-      continue;
-    }
-    if (groups == 0 || filled + size[ru] > subtree_limit) {
-      ++groups;
-      filled = 0;
-    }
-    filled += size[ru];
-    group[ru] = groups - 1;
-  }
-  // Positions in (group, level, decreasing rank) order, the top (group -1) first.
-  std::vector<VertexIndex> rank_at(static_cast<std::size_t>(n));
-  for (VertexIndex r = 0; r < n; ++r) rank_at[static_cast<std::size_t>(r)] = n - 1 - r;
-  std::stable_sort(rank_at.begin(), rank_at.end(), [&](VertexIndex a, VertexIndex b) {
-    const auto au = static_cast<std::size_t>(a), bu = static_cast<std::size_t>(b);
-    if (group[au] != group[bu]) return group[au] < group[bu];
-    return level[au] < level[bu];
-  });
-  layout.position_of_rank.assign(static_cast<std::size_t>(n), 0);
-  for (VertexIndex p = 0; p < n; ++p)
-    layout.position_of_rank[static_cast<std::size_t>(rank_at[static_cast<std::size_t>(p)])] = p;
-  // Steps: a new one wherever the group or the level changes.
-  std::int64_t step_arcs = 0, step_max = 0;
-  auto close_step = [&](VertexIndex end) {
-    const VertexIndex begin = layout.step_first.back();
-    const bool top = layout.group_step.empty();
-    const double mean = static_cast<double>(step_arcs) / std::max<VertexIndex>(end - begin, 1);
-    layout.step_lanes.push_back(lanes_covering(top ? static_cast<double>(step_max) : mean));
-    layout.step_first.push_back(end);
-    step_arcs = step_max = 0;
-  };
-  for (VertexIndex p = 0; p < n; ++p) {
-    const auto r = static_cast<std::size_t>(rank_at[static_cast<std::size_t>(p)]);
-    if (p == 0) {
-      layout.step_first.push_back(0);
-      if (group[r] >= 0) layout.group_step.push_back(0);
-    } else {
-      const auto q = static_cast<std::size_t>(rank_at[static_cast<std::size_t>(p) - 1]);
-      if (group[q] != group[r] || level[q] != level[r]) {
-        close_step(p);
-        if (group[q] != group[r])
-          layout.group_step.push_back(static_cast<VertexIndex>(layout.step_first.size()) - 1);
-      }
-    }
-    step_arcs += degree(static_cast<VertexIndex>(r));
-    step_max = std::max<std::int64_t>(step_max, degree(static_cast<VertexIndex>(r)));
-  }
-  if (n > 0) close_step(n);
-  const VertexIndex steps = static_cast<VertexIndex>(layout.step_lanes.size());
-  if (layout.group_step.empty()) {
-    layout.top_levels = steps;
-  } else {
-    layout.top_levels = layout.group_step.front();
-    layout.group_step.push_back(steps);
-  }
-  layout.position_of_vertex.assign(static_cast<std::size_t>(n), 0);
-  for (VertexIndex r = 0; r < n; ++r)
-    layout.position_of_vertex[static_cast<std::size_t>(at_rank[static_cast<std::size_t>(r)])] =
-        layout.position_of_rank[static_cast<std::size_t>(r)];
-  layout.first.assign(static_cast<std::size_t>(n) + 1, 0);
-  layout.head.reserve(arc_head.size());
-  layout.down.reserve(arc_head.size());
-  for (VertexIndex p = 0; p < n; ++p) {
-    const VertexIndex r = rank_at[static_cast<std::size_t>(p)];
-    for (ArcIndex a = arc_first[static_cast<std::size_t>(r)];
-         a < arc_first[static_cast<std::size_t>(r) + 1]; ++a) {
-      layout.head.push_back(
-          layout.position_of_rank[static_cast<std::size_t>(arc_head[static_cast<std::size_t>(a)])]);
-      layout.down.push_back(down[static_cast<std::size_t>(a)]);
-    }
-    layout.first[static_cast<std::size_t>(p) + 1] = static_cast<ArcIndex>(layout.head.size());
-  }
-  return layout;
-}
-
-// RPHAST (Delling, Goldberg, Werneck: "Faster batched shortest paths in road networks", 2011):
-// a cost matrix needs the sweep only at its targets, and a target's distance depends only on its
-// elimination-tree ancestors (every higher neighbour of a rank is one), so the sweep can skip
-// every rank outside the targets' ancestors (their "closure", which holds each of its ranks'
-// higher neighbours). `keep` marks the full layout's positions to sweep; the result keeps their
-// order, steps and lanes, drops the steps and groups left empty, and numbers positions afresh.
-// Each kept rank pulls over the same arcs in the same order, so its distances equal the full
-// sweep's bit for bit. position_of_vertex stays empty: a restricted sweep has no rows by vertex.
-HostSweepLayout restrict_sweep_layout(const HostSweepLayout& full, const std::vector<char>& keep) {
-  const std::size_t n = full.position_of_rank.size();
-  // kept_before[p]: kept positions before p, so step s's kept positions are
-  // [kept_before[step_first[s]], kept_before[step_first[s + 1]]) in the new numbering.
-  std::vector<VertexIndex> kept_before(n + 1, 0);
-  for (std::size_t p = 0; p < n; ++p) kept_before[p + 1] = kept_before[p] + (keep[p] ? 1 : 0);
-  HostSweepLayout r;
-  r.step_first.push_back(0);
-  auto add_step = [&](std::size_t s) {
-    const VertexIndex begin = kept_before[static_cast<std::size_t>(full.step_first[s])];
-    const VertexIndex end = kept_before[static_cast<std::size_t>(full.step_first[s + 1])];
-    if (end == begin) return false;
-    r.step_first.push_back(end);
-    r.step_lanes.push_back(full.step_lanes[s]);
-    return true;
-  };
-  for (int s = 0; s < full.top_levels; ++s) r.top_levels += add_step(static_cast<std::size_t>(s));
-  const int groups = full.group_step.empty() ? 0 : static_cast<int>(full.group_step.size()) - 1;
-  for (int g = 0; g < groups; ++g) {
-    const auto begin = static_cast<VertexIndex>(r.step_lanes.size());
-    for (VertexIndex s = full.group_step[static_cast<std::size_t>(g)];
-         s < full.group_step[static_cast<std::size_t>(g) + 1]; ++s)
-      add_step(static_cast<std::size_t>(s));
-    if (static_cast<VertexIndex>(r.step_lanes.size()) > begin) r.group_step.push_back(begin);
-  }
-  if (!r.group_step.empty()) r.group_step.push_back(static_cast<VertexIndex>(r.step_lanes.size()));
-  r.position_of_rank.assign(n, -1);
-  for (std::size_t rank = 0; rank < n; ++rank) {
-    const auto p = static_cast<std::size_t>(full.position_of_rank[rank]);
-    if (keep[p]) r.position_of_rank[rank] = kept_before[p];
-  }
-  r.first.assign(static_cast<std::size_t>(kept_before[n]) + 1, 0);
-  for (std::size_t p = 0; p < n; ++p) {
-    if (!keep[p]) continue;
-    for (ArcIndex a = full.first[p]; a < full.first[p + 1]; ++a) {
-      const auto h = static_cast<std::size_t>(full.head[static_cast<std::size_t>(a)]);
-      if (!keep[h])
-        throw RoutingError(ErrorKind::kInternal,
-                           "a restricted PHAST sweep lost a kept rank's higher neighbour");
-      r.head.push_back(kept_before[h]);
-      r.down.push_back(full.down[static_cast<std::size_t>(a)]);
-    }
-    r.first[static_cast<std::size_t>(kept_before[p]) + 1] = static_cast<ArcIndex>(r.head.size());
-  }
-  return r;
-}
-
 // A sweep layout on the device: the whole hierarchy, or the part a cost matrix's targets need.
 struct DeviceSweepLayout {
   DeviceBuffer<ArcIndex> first;
@@ -520,7 +315,7 @@ struct DeviceSweepLayout {
   // Entry k - 1: the captured level launches of a sweep of k sources (made when first needed).
   std::vector<std::unique_ptr<SweepGraph>> graphs;
 
-  static std::size_t bytes_of(const HostSweepLayout& layout) {
+  static std::size_t bytes_of(const SweepLayout& layout) {
     const std::size_t n = layout.first.size() - 1, m = layout.head.size();
     const std::size_t steps = layout.step_lanes.size();
     return (n + 1) * sizeof(ArcIndex) + m * (sizeof(VertexIndex) + sizeof(double)) +
@@ -528,7 +323,7 @@ struct DeviceSweepLayout {
            layout.group_step.size() * sizeof(VertexIndex);
   }
 
-  void upload(const HostSweepLayout& layout, cudaStream_t stream) {
+  void upload(const SweepLayout& layout, cudaStream_t stream) {
     release();
     const std::size_t n = layout.first.size() - 1, m = layout.head.size();
     const std::size_t steps = layout.step_lanes.size();
@@ -744,7 +539,7 @@ class GpuCchEngine final : public ShortestPathEngine {
     const int limit = subtree_limit(cch.vertex_count());
     if (uploaded_ == &cch && uploaded_limit_ == limit && uploaded_lanes_ == g_lanes) return;
     Stopwatch build;
-    HostSweepLayout layout = make_sweep_layout(cch, limit);
+    SweepLayout layout = make_sweep_layout(cch, limit, g_lanes);
     const std::size_t n = layout.position_of_vertex.size();
     const std::size_t bytes = DeviceSweepLayout::bytes_of(layout) + n * sizeof(VertexIndex);
     forget_targets();
@@ -823,7 +618,7 @@ class GpuCchEngine final : public ShortestPathEngine {
       }
     }
     if (closure > kRestrictedShare * static_cast<double>(n)) return;
-    HostSweepLayout restricted = restrict_sweep_layout(full_host_, keep);
+    SweepLayout restricted = restrict_sweep_layout(full_host_, keep);
     const double layout_ms = build.elapsed_ms();
     // Where gpu_routing.max_memory cannot hold the restricted copy beside the full one, the
     // sweeps stay whole (the full one's target positions are still in place).
@@ -1152,7 +947,7 @@ class GpuCchEngine final : public ShortestPathEngine {
   const Cch* uploaded_ = nullptr;
   int uploaded_limit_ = 0, uploaded_lanes_ = 0;  // the settings the layout was made with
   // The whole hierarchy's layout, on the host (restricted layouts are cut from it) and the device.
-  HostSweepLayout full_host_;
+  SweepLayout full_host_;
   DeviceSweepLayout full_;
   DeviceBuffer<VertexIndex> position_of_vertex_;  // the full layout's, for rows by vertex
   std::size_t hierarchy_bytes_ = 0;               // full_ and position_of_vertex_

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "road_index/cch.hpp"
+#include "road_index/sweep_layout.hpp"
 #include "base/parallel.hpp"
 #include "base/predecessors.hpp"
 #include "cpu/sssp_dijkstra.hpp"
@@ -276,6 +277,92 @@ TEST(Cch, AncestorClosureIsWhatTheTargetsReachUpward) {
     EXPECT_EQ(closure.ranks, ranks) << testing::describe(spec, seed);
     EXPECT_EQ(closure.arcs, arcs) << testing::describe(spec, seed);
   }
+}
+
+// The GPU's sweep layout, checked on the CPU (sweep_on_host runs the device's steps in order):
+// the full layout's sweep equals Cch::one_to_all bit for bit, with the default bottom, none and
+// one group; a layout restricted to some targets' closure (RPHAST) gives the same distances at
+// every kept rank, its seeds outside the closure dropped as the engine drops them; every kept
+// rank's higher neighbours are kept; steps stay in the same order.
+TEST(CchSweepLayout, FullAndRestrictedSweepsEqualOneToAll) {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 100 + static_cast<int>(seed * 97 % 700);
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = seed % 2 == 0;
+    spec.zero_weights = seed % 3 == 0;
+    spec.components = 1 + static_cast<int>(seed % 2);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 4 != 0);
+    if (g.vertex_count() == 0) continue;
+    Cch cch(g, cch_order(g));
+    cch.customize(g);
+    const VertexIndex n = g.vertex_count();
+    const auto rank_of = cch.rank_of_vertex();
+    CchWorkspace workspace(n);
+    std::vector<double> want(static_cast<std::size_t>(n));
+    for (const int subtree : {16, 0, 1 << 20}) {
+      const SweepLayout full = make_sweep_layout(cch, subtree);
+      ASSERT_EQ(full.first.size(), static_cast<std::size_t>(n) + 1);
+      // The targets' closure, by full position.
+      std::vector<VertexIndex> targets;
+      for (VertexIndex v = static_cast<VertexIndex>(seed) % 5; v < n; v += 9) targets.push_back(v);
+      std::vector<char> keep(static_cast<std::size_t>(n), 0);
+      for (VertexIndex v : targets)
+        for (VertexIndex r = rank_of[static_cast<std::size_t>(v)]; r >= 0;
+             r = cch.elimination_tree_parent()[static_cast<std::size_t>(r)])
+          keep[static_cast<std::size_t>(full.position_of_rank[static_cast<std::size_t>(r)])] = 1;
+      const SweepLayout restricted = restrict_sweep_layout(full, keep);
+      const auto kept = static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1));
+      ASSERT_EQ(restricted.first.size(), kept + 1);
+      ASSERT_EQ(restricted.step_first.back(), static_cast<VertexIndex>(kept));
+      for (std::size_t s2 = 0; s2 + 1 < restricted.step_first.size(); ++s2)
+        ASSERT_LT(restricted.step_first[s2], restricted.step_first[s2 + 1]);  // none empty
+      for (VertexIndex source = 0; source < n; source += std::max<VertexIndex>(1, n / 7)) {
+        std::vector<std::pair<VertexIndex, double>> reached, full_seeds, kept_seeds;
+        cch.upward_search(source, reached, workspace);
+        for (const auto& [rank, d] : reached) {
+          full_seeds.emplace_back(full.position_of_rank[static_cast<std::size_t>(rank)], d);
+          const VertexIndex p = restricted.position_of_rank[static_cast<std::size_t>(rank)];
+          if (p >= 0) kept_seeds.emplace_back(p, d);
+        }
+        const std::vector<double> by_full = sweep_on_host(full, full_seeds);
+        const std::vector<double> by_kept = sweep_on_host(restricted, kept_seeds);
+        cch.one_to_all(source, want.data(), workspace);
+        for (VertexIndex v = 0; v < n; ++v) {
+          const auto rank = static_cast<std::size_t>(rank_of[static_cast<std::size_t>(v)]);
+          ASSERT_EQ(by_full[static_cast<std::size_t>(
+                        full.position_of_vertex[static_cast<std::size_t>(v)])],
+                    want[static_cast<std::size_t>(v)])
+              << testing::describe(spec, seed) << " subtrees " << subtree << " source " << source
+              << " vertex " << v;
+          const VertexIndex p = restricted.position_of_rank[rank];
+          if (p >= 0) {
+            ASSERT_EQ(by_kept[static_cast<std::size_t>(p)], want[static_cast<std::size_t>(v)])
+                << testing::describe(spec, seed) << " subtrees " << subtree << " source " << source
+                << " kept vertex " << v;
+          }
+        }
+        for (VertexIndex v : targets)
+          ASSERT_GE(
+              restricted
+                  .position_of_rank[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(v)])],
+              0);
+      }
+    }
+  }
+}
+
+// A `keep` that leaves out a kept rank's higher neighbour is refused, not swept wrong.
+TEST(CchSweepLayout, ARestrictionWithoutItsAncestorsIsRefused) {
+  Graph g = build_graph(testing::grid_edges(12, 12, 5, 3).view(), true);
+  Cch cch(g, cch_order(g));
+  cch.customize(g);
+  const SweepLayout full = make_sweep_layout(cch, 16);
+  std::vector<char> keep(full.position_of_rank.size(), 0);
+  // The lowest rank alone (its parent left out).
+  keep[static_cast<std::size_t>(full.position_of_rank[0])] = 1;
+  EXPECT_THROW(restrict_sweep_layout(full, keep), RoutingError);
 }
 
 TEST(Cch, GridOrderedByCoordinates) {
