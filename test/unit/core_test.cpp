@@ -18,6 +18,7 @@
 #include "call/routing_call.hpp"
 #include "cpu/sssp_dijkstra.hpp"
 #include "road_index/cch.hpp"
+#include "cost_array_testing.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -710,23 +711,6 @@ TEST(RoutingCall, CostMatrixWithOnlyUnknownTargetsIsEmpty) {
 // gathered there from its rows. A batch the caller declines goes to the call's own buffers.
 // Every row equals the one a call without destinations returns, bit for bit.
 TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
-  class Pool final : public RowDestinations {
-   public:
-    std::vector<std::unique_ptr<std::vector<double>>> rows;
-    int asked = 0, declined = 0, decline_every = 0;
-    bool take(int count, std::size_t width, double** out) noexcept override {
-      ++asked;
-      if (decline_every > 0 && asked % decline_every == 0) {
-        ++declined;
-        return false;
-      }
-      for (int i = 0; i < count; ++i) {
-        rows.push_back(std::make_unique<std::vector<double>>(width, -1.0));
-        out[i] = rows.back()->data();
-      }
-      return true;
-    }
-  };
   gpu::Availability no_gpu;
   no_gpu.reason = "test: CPU only";
   EdgeTable t = testing::grid_edges(40, 40, 5, 3);
@@ -757,21 +741,10 @@ TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
             call.set_array_columns(columns.data(), columns.size());
           call.prepare();
           EXPECT_EQ(call.summary().algorithm, "cch");
-          std::vector<std::vector<double>> rows;
-          ResultBatch batch;
-          while (call.next_batch(batch)) {
-            for (std::size_t r = 0; r < batch.rows(); ++r) {
-              const double* row = !batch.array_rows.empty()
-                                      ? batch.array_rows[r]
-                                      : batch.array_costs.data() + batch.array_row_prefix +
-                                            r * (batch.array_row_prefix + batch.array_width);
-              rows.emplace_back(row, row + batch.array_width);
-            }
-          }
-          return rows;
+          return testing::collect_cost_arrays(call);
         };
         const auto want = run(nullptr);
-        Pool pool;
+        testing::RowPool pool;
         pool.decline_every = decline_every;
         const auto got = run(&pool);
         ASSERT_EQ(want.size(), sources.size());

@@ -26,6 +26,7 @@
 #include "service/service_client.hpp"
 #include "service/service_dispatcher.hpp"
 #include "service/service_protocol.hpp"
+#include "cost_array_testing.hpp"
 #include "test_graphs.hpp"
 
 namespace gpu_routing {
@@ -674,19 +675,6 @@ TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
 TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
   start_dispatcher();
   auto client = connect_client();
-  class Pool final : public RowDestinations {
-   public:
-    std::vector<std::unique_ptr<std::vector<double>>> rows;
-    int asked = 0, decline_every = 0;
-    bool take(int count, std::size_t width, double** out) noexcept override {
-      if (decline_every > 0 && ++asked % decline_every == 0) return false;
-      for (int i = 0; i < count; ++i) {
-        rows.push_back(std::make_unique<std::vector<double>>(width, -1.0));
-        out[i] = rows.back()->data();
-      }
-      return true;
-    }
-  };
   gpu::Availability no_gpu;
   no_gpu.reason = "test: CPU only";
   EdgeTable t = testing::grid_edges(30, 30, 5, 3);
@@ -716,22 +704,12 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
         else
           call.set_array_columns(given->data(), given->size());
         call.prepare();
-        std::vector<std::vector<double>> rows;
-        ResultBatch batch;
-        while (call.next_batch(batch)) {
-          for (std::size_t r = 0; r < batch.rows(); ++r) {
-            const double* row = !batch.array_rows.empty()
-                                    ? batch.array_rows[r]
-                                    : batch.array_costs.data() + batch.array_row_prefix +
-                                          r * (batch.array_row_prefix + batch.array_width);
-            rows.emplace_back(row, row + batch.array_width);
-          }
-        }
+        auto rows = testing::collect_cost_arrays(call);
         device = call.summary().device;
         return rows;
       };
       const auto want = run(nullptr);
-      Pool pool;
+      testing::RowPool pool;
       pool.decline_every = decline_every;
       const auto got = run(&pool);
       EXPECT_NE(device.find("GPU service"), std::string::npos) << device;
