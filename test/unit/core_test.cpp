@@ -714,15 +714,10 @@ TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
   gpu::Availability no_gpu;
   no_gpu.reason = "test: CPU only";
   EdgeTable t = testing::grid_edges(40, 40, 5, 3);
-  std::vector<std::int64_t> sources, ascending, mixed;
-  for (std::int64_t id = 1; id <= 1600; id += 37) sources.push_back(id);
-  for (std::int64_t id = 5; id <= 1600; id += 61) ascending.push_back(id);
-  mixed.assign(ascending.rbegin(), ascending.rend());
-  mixed.push_back(mixed.front());  // a repeated column
-  mixed.push_back(99999);          // not in the graph: a column of infinities
-  for (const std::vector<std::int64_t>* given : {&ascending, &mixed, &sources}) {
-    const bool whole_rows = given == &sources;
-    const std::vector<std::int64_t>& columns = *given;
+  const testing::CostArrayIds ids = testing::cost_array_ids(1600, 37, 61);
+  const std::vector<std::int64_t>& sources = ids.sources;
+  for (const std::vector<std::int64_t>* given : {&ids.ascending, &ids.mixed, &ids.sources}) {
+    const bool whole_rows = given == &ids.sources;
     for (const int threads : {1, 2}) {
       for (const int decline_every : {0, 2}) {
         CallOptions options;
@@ -733,15 +728,11 @@ TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
         options.engine.threads = threads;
         auto run = [&](RowDestinations* destinations) {
           options.row_destinations = destinations;
-          RoutingCall call(CallKind::kCostMatrix, t.view(), options, no_gpu);
-          call.set_sources(sources.data(), sources.size());
-          if (whole_rows)
-            call.set_all_targets();
-          else
-            call.set_array_columns(columns.data(), columns.size());
-          call.prepare();
-          EXPECT_EQ(call.summary().algorithm, "cch");
-          return testing::collect_cost_arrays(call);
+          CallSummary summary;
+          auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
+                                                     whole_rows ? nullptr : given, &summary);
+          EXPECT_EQ(summary.algorithm, "cch");
+          return arrays;
         };
         const auto want = run(nullptr);
         testing::RowPool pool;

@@ -1,12 +1,14 @@
 // Cost arrays written where a caller asks (CallOptions::row_destinations), for the tests of the
 // call (core_test.cpp) and of the GPU service (service_test.cpp): a pool of rows that declines
-// every n-th batch, and a call's arrays read back from wherever they went.
+// every n-th batch, the ids such a test asks for, and a call's arrays read back from wherever
+// they went.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "call/routing_call.hpp"
+#include "engine/gpu.hpp"
 
 namespace gpu_routing::testing {
 
@@ -30,6 +32,23 @@ class RowPool final : public RowDestinations {
   }
 };
 
+// Sources and columns of a cost-array call over ids 1..`last`: sources from 1 every
+// `source_step`; ascending columns from 5 every `column_step` (the engine's rows are the arrays);
+// mixed, the same reversed with one repeated and one not in the graph (gathered from its rows).
+struct CostArrayIds {
+  std::vector<std::int64_t> sources, ascending, mixed;
+};
+inline CostArrayIds cost_array_ids(std::int64_t last, std::int64_t source_step,
+                                   std::int64_t column_step) {
+  CostArrayIds ids;
+  for (std::int64_t id = 1; id <= last; id += source_step) ids.sources.push_back(id);
+  for (std::int64_t id = 5; id <= last; id += column_step) ids.ascending.push_back(id);
+  ids.mixed.assign(ids.ascending.rbegin(), ids.ascending.rend());
+  ids.mixed.push_back(ids.mixed.front());  // a repeated column
+  ids.mixed.push_back(99999);              // not in the graph: a column of infinities
+  return ids;
+}
+
 // Every array a prepared call returns, in order, from the caller's rows or the call's buffer.
 inline std::vector<std::vector<double>> collect_cost_arrays(RoutingCall& call) {
   std::vector<std::vector<double>> arrays;
@@ -43,6 +62,24 @@ inline std::vector<std::vector<double>> collect_cost_arrays(RoutingCall& call) {
       arrays.emplace_back(row, row + batch.array_width);
     }
   }
+  return arrays;
+}
+
+// A cost-array call (kCostMatrix) from `sources` to `columns` (every vertex where null), run and
+// read back; its summary into *summary where given.
+inline std::vector<std::vector<double>> run_cost_array_call(
+    const EdgeArrays& edges, const CallOptions& options, const gpu::Availability& gpus,
+    const std::vector<std::int64_t>& sources, const std::vector<std::int64_t>* columns,
+    CallSummary* summary = nullptr) {
+  RoutingCall call(CallKind::kCostMatrix, edges, options, gpus);
+  call.set_sources(sources.data(), sources.size());
+  if (columns == nullptr)
+    call.set_all_targets();
+  else
+    call.set_array_columns(columns->data(), columns->size());
+  call.prepare();
+  auto arrays = collect_cost_arrays(call);
+  if (summary != nullptr) *summary = call.summary();
   return arrays;
 }
 

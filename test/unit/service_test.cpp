@@ -678,14 +678,10 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
   gpu::Availability no_gpu;
   no_gpu.reason = "test: CPU only";
   EdgeTable t = testing::grid_edges(30, 30, 5, 3);
-  std::vector<std::int64_t> sources, ascending, mixed;
-  for (std::int64_t id = 1; id <= 900; id += 7) sources.push_back(id);  // 129: several batches
-  for (std::int64_t id = 5; id <= 900; id += 31) ascending.push_back(id);
-  mixed.assign(ascending.rbegin(), ascending.rend());
-  mixed.push_back(mixed.front());  // a repeated column
-  mixed.push_back(99999);          // not in the graph: a column of infinities
-  for (const std::vector<std::int64_t>* given : {&ascending, &mixed, &sources}) {
-    const bool whole_rows = given == &sources;
+  const testing::CostArrayIds ids = testing::cost_array_ids(900, 7, 31);  // 129: several batches
+  const std::vector<std::int64_t>& sources = ids.sources;
+  for (const std::vector<std::int64_t>* given : {&ids.ascending, &ids.mixed, &ids.sources}) {
+    const bool whole_rows = given == &ids.sources;
     for (const int decline_every : {0, 2}) {
       CallOptions options;
       options.device = DeviceSetting::kCpu;
@@ -697,16 +693,11 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
       std::string device;
       auto run = [&](RowDestinations* destinations) {
         options.row_destinations = destinations;
-        RoutingCall call(CallKind::kCostMatrix, t.view(), options, no_gpu);
-        call.set_sources(sources.data(), sources.size());
-        if (whole_rows)
-          call.set_all_targets();
-        else
-          call.set_array_columns(given->data(), given->size());
-        call.prepare();
-        auto rows = testing::collect_cost_arrays(call);
-        device = call.summary().device;
-        return rows;
+        CallSummary summary;
+        auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
+                                                   whole_rows ? nullptr : given, &summary);
+        device = summary.device;
+        return arrays;
       };
       const auto want = run(nullptr);
       testing::RowPool pool;
