@@ -294,7 +294,9 @@ void RoutingCall::prepare() {
     batch_cap = rows_in(kBatchRowBytes);
   else if (options_.cost_arrays && local_cpu)
     batch_cap = rows_in(kTreeArrayBatchBytes);
-  std::size_t preferred = static_cast<std::size_t>(std::max(1, engine_->preferred_batch_size()));
+  std::size_t preferred = static_cast<std::size_t>(
+      std::max(1, compact_rows_ ? engine_->preferred_batch_size_for_rows(row_width_)
+                                : engine_->preferred_batch_size()));
   // Cost-matrix rows on the CPU (a bucket row takes tens of microseconds): up to 8 MB of rows a
   // batch, so that a batch is work enough for the engine to spread over every thread. In
   // batches of 16 sources a thread each batch of New York 1000 x 1000 on 2 cores was under the
@@ -303,11 +305,6 @@ void RoutingCall::prepare() {
   // H200 host against 45 in batches of 240 rows.
   constexpr std::size_t kCostMatrixBatchBytes = std::size_t{8} << 20;
   if (compact_rows_ && local_cpu) preferred = std::max(preferred, rows_in(kCostMatrixBatchBytes));
-  if (compact_rows_ && remote_engine_) {
-    if (const auto* service = dynamic_cast<const service::ServiceEngine*>(engine_.get()))
-      preferred =
-          static_cast<std::size_t>(std::max(1, service->preferred_batch_size_for_rows(row_width_)));
-  }
   batch_size_ = static_cast<int>(
       std::max<std::size_t>(1, std::min({preferred, batch_cap, source_indices_.size()})));
   row_stride_ = row_width_;
@@ -470,12 +467,10 @@ void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<do
   SolveRequest request;
   request.sources = source_indices_.data() + first;
   request.source_count = count;
-  if (!rows.empty() && engine_writes_caller_rows_) {
+  if (!rows.empty() && engine_writes_caller_rows_)
     request.row_pointers = rows.data();
-  } else {
-    request.distances = distances_.data() + row_prefix_;
-    if (row_stride_ != row_width_) request.row_stride = row_stride_;
-  }
+  else
+    write_into_call_rows(request);
   if (kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany) {
     request.predecessor_arcs = predecessors_.data();
   } else if (!all_targets_) {
@@ -508,11 +503,15 @@ void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<do
     if (request.row_pointers != nullptr && !engine_writes_caller_rows_) {
       // The CPU engine cannot write the caller's rows: it fills the call's, gathered from there.
       request.row_pointers = nullptr;
-      request.distances = distances_.data() + row_prefix_;
-      if (row_stride_ != row_width_) request.row_stride = row_stride_;
+      write_into_call_rows(request);
     }
     solve_locally(request);
   }
+}
+
+void RoutingCall::write_into_call_rows(SolveRequest& request) {
+  request.distances = distances_.data() + row_prefix_;
+  if (row_stride_ != row_width_) request.row_stride = row_stride_;
 }
 
 void RoutingCall::solve_locally(const SolveRequest& request) {

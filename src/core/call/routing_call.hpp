@@ -241,6 +241,8 @@ class RoutingCall {
   // engine in this process (from the batch that failed on).
   void continue_on_cpu(const RoutingError& why);
   void solve_locally(const SolveRequest& request);
+  // The request's rows go to the call's own buffer (distances_, with the row prefix and stride).
+  void write_into_call_rows(SolveRequest& request);
   // What auto estimates from: this call's shape and the state of the devices.
   AutoCosts auto_costs(const ProblemShape& shape) const;
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);

@@ -113,6 +113,12 @@ class ShortestPathEngine {
   // Sources per solve() call that keep the engine efficient (32 for a warp-wide multi-source
   // kernel, the thread count for parallel CPU Dijkstra, every vertex for Floyd-Warshall).
   virtual int preferred_batch_size() const { return 1; }
+  // The same for requests whose rows are `row_width` distances (a cost matrix's compact rows):
+  // an engine that sizes its batches by their rows' bytes takes more of narrow rows.
+  virtual int preferred_batch_size_for_rows(std::size_t row_width) const {
+    (void)row_width;
+    return preferred_batch_size();
+  }
   // Whether solve() honours SolveRequest::compact_targets.
   virtual bool supports_compact_targets() const { return false; }
   // Whether solve() honours SolveRequest::row_stride for distances (rows apart by more than their

@@ -126,8 +126,7 @@ class ServiceEngine final : public ShortestPathEngine {
   const char* name() const override { return info_.name; }
   Device device() const override { return info_.device; }
   int preferred_batch_size() const override;
-  // The same for requests whose rows are `row_width` distances (a cost matrix's compact rows).
-  int preferred_batch_size_for_rows(std::size_t row_width) const;
+  int preferred_batch_size_for_rows(std::size_t row_width) const override;
   // The service makes compact rows from full ones for engines that cannot.
   bool supports_compact_targets() const override { return true; }
   bool supports_row_stride() const override { return true; }
