@@ -45,7 +45,8 @@
 #   road-table          the big road-network answers (bench/road_table.sh): matrices and trees as
 #                       arrays, service areas, on New York's kept graph with its index, devices auto,
 #                       cpu and gpu, on a server of its own (port 54482); ROAD_TABLE_ROUNDS [5],
-#                       ROAD_TABLE_SETTINGS (SET statements every session runs)
+#                       ROAD_TABLE_SETTINGS (SET statements every session runs), ROAD_TABLE_DEVICES
+#                       (the columns, default "auto cpu gpu")
 #   gpu-pgr             pgRouting's names through gpu_pgr vs pgRouting itself (bench/gpu_pgr_bench.sh,
 #                       issue 44): New York, one route, a 5 km service area, a 100 x 100 cost matrix,
 #                       a kept graph with its index registered with pgRouting code's query text;
@@ -368,7 +369,8 @@ for part in $bench; do
         --device "${CALL_RATE_DEVICE:-auto}" ;;
     road-table)
       bench_run "$part" road_table.md bash bench/road_table.sh ${ROAD_TABLE_ROUNDS:+--rounds "$ROAD_TABLE_ROUNDS"} \
-        ${ROAD_TABLE_SETTINGS:+--settings "$ROAD_TABLE_SETTINGS"} ;;
+        ${ROAD_TABLE_SETTINGS:+--settings "$ROAD_TABLE_SETTINGS"} \
+        ${ROAD_TABLE_DEVICES:+--devices "$ROAD_TABLE_DEVICES"} ;;
     gpu-pgr)
       bench_run "$part" gpu_pgr_ny.md bash bench/gpu_pgr_bench.sh --device "${GPU_PGR_DEVICE:-auto}" \
         --rounds "${GPU_PGR_ROUNDS:-5}" ;;

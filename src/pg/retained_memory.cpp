@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cpu/service_area.hpp"
+#include "service/service_client.hpp"
 
 #include "postgres_headers.hpp"
 
@@ -58,6 +59,8 @@ void retain_freed_memory() {
   }
   // Service areas' workers (a Dijkstra workspace and a row each) kept within the same allowance.
   ServiceAreaSearch::set_kept_worker_bytes(bytes);
+  // The GPU service's exchange segment: kept whole up to the same allowance (64 MB at least).
+  service::ServiceClient::set_kept_exchange_bytes(bytes);
   g_applied_kb = g_retained_kb;
 }
 

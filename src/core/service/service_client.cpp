@@ -13,7 +13,10 @@ namespace gpu_routing::service {
 namespace {
 
 constexpr int kWaitSliceMs = 20;  // a cancel is seen within this (plus the engine's own poll)
-constexpr std::size_t kIoKeepBytes = std::size_t{64} << 20;  // larger I/O segments are dropped
+// Exchange segments up to this size are kept for the session's next call; larger ones are dropped
+// at the end of the call unless set_kept_exchange_bytes allows them (gpu_routing.retained_memory).
+constexpr std::size_t kIoKeepBytes = std::size_t{64} << 20;
+std::atomic<std::size_t> g_kept_exchange_bytes{kIoKeepBytes};
 
 std::size_t align8(std::size_t bytes) {
   return (bytes + 7) & ~std::size_t{7};
@@ -182,6 +185,10 @@ std::unique_ptr<ShortestPathEngine> ServiceClient::create(
                                          index_bytes);
 }
 
+void ServiceClient::set_kept_exchange_bytes(std::size_t bytes) {
+  g_kept_exchange_bytes.store(std::max(kIoKeepBytes, bytes), std::memory_order_relaxed);
+}
+
 SharedMapping& ServiceClient::io_segment(std::size_t bytes) {
   if (!io_.valid() || io_.size() < bytes) {
     drop_io_segment();
@@ -306,6 +313,7 @@ bool ServiceEngine::solve_paths(VertexIndex source, const VertexIndex* targets, 
 
 bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   if (request.source_count <= 0) return true;
+  Stopwatch whole;
   client_.enter_solve();
   struct LeaveSolve {
     ServiceClient& client;
@@ -350,7 +358,10 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   const std::size_t total = saturating_add(paths_offset, paths_bytes);
   options_.budget.require(saturating_add(total, 0),
                           "the GPU service's exchange of " + std::to_string(sources) + " rows");
+  const std::string previous_segment = client_.current_io_segment();
   SharedMapping& io = client_.io_segment(total);
+  if (io.name() != previous_segment)
+    totals_.fresh_segment_bytes = std::max(totals_.fresh_segment_bytes, io.size());
   auto* base = static_cast<char*>(io.data());
   std::memcpy(base + sources_offset, request.sources, sources * sizeof(VertexIndex));
   if (with_targets)
@@ -485,13 +496,12 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   report_.compute_ms += slot->compute_ms;
   report_.transfer_ms += slot->transfer_ms + copy.elapsed_ms();
   report_.rounds += slot->rounds;
-  report_.notes = slot->notes;
-  if (copy.elapsed_ms() >= 0.1) {
-    char copied[64];
-    std::snprintf(copied, sizeof copied, "rows copied into the session in %.1f ms; ",
-                  copy.elapsed_ms());
-    report_.notes = copied + report_.notes;
-  }
+  ++totals_.requests;
+  totals_.answered_ms += watch.elapsed_ms() - copy.elapsed_ms();
+  totals_.engine_ms += slot->compute_ms + slot->transfer_ms;
+  totals_.copy_ms += copy.elapsed_ms();
+  totals_.before_submit_ms += whole.elapsed_ms() - watch.elapsed_ms();
+  report_.notes = call_totals_note() + slot->notes;
   service_report_.batch_size = std::max(service_report_.batch_size, slot->batch_size);
   service_report_.wait_ms += slot->wait_ms;
   release_slot(slot);
@@ -500,8 +510,23 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   // call's next batches reuse it, already mapped and its pages present on both sides. Made again
   // for each 80 MB request, its page faults took most of the transfer of a 10,000 x 10,000 New
   // York matrix (260 ms of 930 on the H200 host).
-  if (io.size() > kIoKeepBytes) drop_io_at_end_ = true;
+  if (io.size() > g_kept_exchange_bytes.load(std::memory_order_relaxed)) drop_io_at_end_ = true;
   return answered;
+}
+
+std::string ServiceEngine::call_totals_note() const {
+  char note[200];
+  int length = std::snprintf(note, sizeof note, "%d request%s", totals_.requests,
+                             totals_.requests == 1 ? "" : "s");
+  if (totals_.fresh_segment_bytes > 0)
+    length +=
+        std::snprintf(note + length, sizeof note - length, " (a fresh exchange segment of %.0f MB)",
+                      static_cast<double>(totals_.fresh_segment_bytes) / (1 << 20));
+  std::snprintf(note + length, sizeof note - length,
+                ", set up in %.1f ms, answered in %.1f ms (the engine's part %.1f), rows copied "
+                "into the session in %.1f ms; ",
+                totals_.before_submit_ms, totals_.answered_ms, totals_.engine_ms, totals_.copy_ms);
+  return note;
 }
 
 const ServiceRequestReport* service_report_of(const ShortestPathEngine& engine) {
