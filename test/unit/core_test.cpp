@@ -706,46 +706,60 @@ TEST(RoutingCall, CostMatrixWithOnlyUnknownTargetsIsEmpty) {
 }
 
 // Cost arrays written where the caller wants them (CallOptions::row_destinations, as the
-// backend gives each batch's tuples): the road index writes full rows (trees) and columns in
-// ascending id order there itself; columns in another order, repeated or not in the graph are
-// gathered there from its rows. A batch the caller declines goes to the call's own buffers.
-// Every row equals the one a call without destinations returns, bit for bit.
+// backend gives each batch's tuples): the road index writes them there itself, full rows (trees)
+// and columns in ascending id order as it solves them, columns in another order, repeated or not
+// in the graph gathered from a scratch of its thread (row_columns). A batch the caller declines
+// goes to the call's own buffers. Every row equals the one a call without destinations returns,
+// bit for bit. Columns every 61 ids are few (buckets), every 5 past an eighth of the graph
+// (sweeps); one source to one target repeated takes the point-to-point query.
 TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
   gpu::Availability no_gpu;
   no_gpu.reason = "test: CPU only";
   EdgeTable t = testing::grid_edges(40, 40, 5, 3);
-  const testing::CostArrayIds ids = testing::cost_array_ids(1600, 37, 61);
-  const std::vector<std::int64_t>& sources = ids.sources;
-  for (const std::vector<std::int64_t>* given : {&ids.ascending, &ids.mixed, &ids.sources}) {
-    const bool whole_rows = given == &ids.sources;
-    for (const int threads : {1, 2}) {
-      for (const int decline_every : {0, 2}) {
-        CallOptions options;
-        options.device = DeviceSetting::kCpu;
-        options.many_source = true;
-        options.apsp_algorithm = "cch";
-        options.cost_arrays = true;
-        options.engine.threads = threads;
-        auto run = [&](RowDestinations* destinations) {
-          options.row_destinations = destinations;
-          CallSummary summary;
-          auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
-                                                     whole_rows ? nullptr : given, &summary);
-          EXPECT_EQ(summary.algorithm, "cch");
-          return arrays;
-        };
-        const auto want = run(nullptr);
-        testing::RowPool pool;
-        pool.decline_every = decline_every;
-        const auto got = run(&pool);
-        ASSERT_EQ(want.size(), sources.size());
-        ASSERT_EQ(got.size(), want.size());
-        for (std::size_t r = 0; r < want.size(); ++r)
-          ASSERT_EQ(got[r], want[r]) << "row " << r << (whole_rows ? " (trees)" : " (columns)")
-                                     << " threads " << threads << " decline " << decline_every;
-        EXPECT_GT(pool.asked, 0);
-        EXPECT_GT(pool.rows.size(), 0u);
-        EXPECT_EQ(pool.declined > 0, decline_every > 0 && pool.asked >= decline_every);
+  for (const std::int64_t column_step : {61, 5, 0}) {
+    testing::CostArrayIds ids =
+        testing::cost_array_ids(1600, 37, column_step > 0 ? column_step : 61);
+    if (column_step == 0) {
+      ids.sources = {1};
+      ids.ascending = {7};
+      ids.mixed = {7, 7, 99999};
+    }
+    const std::vector<std::int64_t>& sources = ids.sources;
+    for (const std::vector<std::int64_t>* given : {&ids.ascending, &ids.mixed, &ids.sources}) {
+      const bool whole_rows = given == &ids.sources;
+      for (const int threads : {1, 2}) {
+        for (const int decline_every : {0, 2}) {
+          CallOptions options;
+          options.device = DeviceSetting::kCpu;
+          options.many_source = true;
+          options.apsp_algorithm = "cch";
+          options.cost_arrays = true;
+          options.engine.threads = threads;
+          bool engine_wrote_rows = false;
+          auto run = [&](RowDestinations* destinations) {
+            options.row_destinations = destinations;
+            CallSummary summary;
+            auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
+                                                       whole_rows ? nullptr : given, &summary,
+                                                       &engine_wrote_rows);
+            EXPECT_EQ(summary.algorithm, "cch");
+            return arrays;
+          };
+          const auto want = run(nullptr);
+          testing::RowPool pool;
+          pool.decline_every = decline_every;
+          const auto got = run(&pool);
+          EXPECT_TRUE(engine_wrote_rows);
+          ASSERT_EQ(want.size(), sources.size());
+          ASSERT_EQ(got.size(), want.size());
+          for (std::size_t r = 0; r < want.size(); ++r)
+            ASSERT_EQ(got[r], want[r])
+                << "row " << r << (whole_rows ? " (trees)" : " (columns)") << " threads " << threads
+                << " decline " << decline_every << " column step " << column_step;
+          EXPECT_GT(pool.asked, 0);
+          EXPECT_GT(pool.rows.size(), 0u);
+          EXPECT_EQ(pool.declined > 0, decline_every > 0 && pool.asked >= decline_every);
+        }
       }
     }
   }

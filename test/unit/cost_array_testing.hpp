@@ -66,11 +66,12 @@ inline std::vector<std::vector<double>> collect_cost_arrays(RoutingCall& call) {
 }
 
 // A cost-array call (kCostMatrix) from `sources` to `columns` (every vertex where null), run and
-// read back; its summary into *summary where given.
+// read back; its summary into *summary where given, and into *engine_wrote_rows whether its
+// engine wrote the caller's rows itself.
 inline std::vector<std::vector<double>> run_cost_array_call(
     const EdgeArrays& edges, const CallOptions& options, const gpu::Availability& gpus,
     const std::vector<std::int64_t>& sources, const std::vector<std::int64_t>* columns,
-    CallSummary* summary = nullptr) {
+    CallSummary* summary = nullptr, bool* engine_wrote_rows = nullptr) {
   RoutingCall call(CallKind::kCostMatrix, edges, options, gpus);
   call.set_sources(sources.data(), sources.size());
   if (columns == nullptr)
@@ -78,6 +79,7 @@ inline std::vector<std::vector<double>> run_cost_array_call(
   else
     call.set_array_columns(columns->data(), columns->size());
   call.prepare();
+  if (engine_wrote_rows != nullptr) *engine_wrote_rows = call.engine_writes_caller_rows();
   auto arrays = collect_cost_arrays(call);
   if (summary != nullptr) *summary = call.summary();
   return arrays;

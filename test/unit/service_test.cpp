@@ -668,10 +668,11 @@ TEST_F(ServiceTest, CchAnswersFromTheRoadIndexTheRequestNames) {
 }
 
 // A call's cost arrays through the service go where the caller wants them (the tuples a backend
-// sends): the client copies each row there out of the exchange segment when the rows are the
-// arrays (trees, and columns in ascending id order), and the call gathers them there from its own
-// buffer otherwise (columns repeated, reversed, not in the graph) or when the caller declines a
-// batch. Every row equals the one a call without destinations returns, bit for bit.
+// sends): the client copies each row there out of the exchange segment, as it is when the rows
+// are the arrays (trees, and columns in ascending id order), gathered into the caller's order
+// otherwise (columns repeated, reversed, not in the graph); the call's own buffer serves a batch
+// the caller declines. Every row equals the one a call without destinations returns, bit for
+// bit.
 TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
   start_dispatcher();
   auto client = connect_client();
@@ -691,11 +692,13 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
       options.remote = client.get();
       options.engine.threads = 2;
       std::string device;
+      bool engine_wrote_rows = false;
       auto run = [&](RowDestinations* destinations) {
         options.row_destinations = destinations;
         CallSummary summary;
         auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
-                                                   whole_rows ? nullptr : given, &summary);
+                                                   whole_rows ? nullptr : given, &summary,
+                                                   &engine_wrote_rows);
         device = summary.device;
         return arrays;
       };
@@ -704,6 +707,7 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
       pool.decline_every = decline_every;
       const auto got = run(&pool);
       EXPECT_NE(device.find("GPU service"), std::string::npos) << device;
+      EXPECT_TRUE(engine_wrote_rows);  // the client copies every row there, in either order
       ASSERT_EQ(want.size(), sources.size());
       ASSERT_EQ(got.size(), want.size());
       for (std::size_t r = 0; r < want.size(); ++r)

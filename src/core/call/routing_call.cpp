@@ -356,9 +356,7 @@ void RoutingCall::prepare() {
     // exchange segment); otherwise (columns in another order, repeated, or not in the graph)
     // they are gathered there from its rows, on every thread.
     rows_to_caller_ = options_.row_destinations != nullptr;
-    engine_writes_caller_rows_ = rows_to_caller_ && array_slots_identity_ &&
-                                 engine_->supports_row_pointers() &&
-                                 (!compact_rows_ || engine_->supports_compact_targets());
+    engine_writes_caller_rows_ = rows_to_caller_ && engine_can_write_caller_rows();
   }
   distances_.resize(distance_cells());
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
@@ -467,10 +465,15 @@ void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<do
   SolveRequest request;
   request.sources = source_indices_.data() + first;
   request.source_count = count;
-  if (!rows.empty() && engine_writes_caller_rows_)
+  if (!rows.empty() && engine_writes_caller_rows_) {
     request.row_pointers = rows.data();
-  else
+    if (!array_slots_identity_) {
+      request.row_columns = array_slots_.data();
+      request.row_column_count = array_slots_.size();
+    }
+  } else {
     write_into_call_rows(request);
+  }
   if (kind_ == CallKind::kSsspOne || kind_ == CallKind::kSsspMany) {
     request.predecessor_arcs = predecessors_.data();
   } else if (!all_targets_) {
@@ -503,10 +506,18 @@ void RoutingCall::solve_batch(std::size_t first, int count, const std::vector<do
     if (request.row_pointers != nullptr && !engine_writes_caller_rows_) {
       // The CPU engine cannot write the caller's rows: it fills the call's, gathered from there.
       request.row_pointers = nullptr;
+      request.row_columns = nullptr;
+      request.row_column_count = 0;
       write_into_call_rows(request);
     }
     solve_locally(request);
   }
+}
+
+bool RoutingCall::engine_can_write_caller_rows() const {
+  return engine_->supports_row_pointers() &&
+         (array_slots_identity_ || engine_->supports_row_columns()) &&
+         (!compact_rows_ || engine_->supports_compact_targets());
 }
 
 void RoutingCall::write_into_call_rows(SolveRequest& request) {
@@ -529,8 +540,7 @@ void RoutingCall::continue_on_cpu(const RoutingError& why) {
   const EngineSelection selection = select_engine(DeviceSetting::kCpu, "auto", shape_, none);
   engine_ = selection.engine->create(*graph_, options_.engine);
   remote_engine_ = false;
-  engine_writes_caller_rows_ = engine_writes_caller_rows_ && engine_->supports_row_pointers() &&
-                               (!compact_rows_ || engine_->supports_compact_targets());
+  engine_writes_caller_rows_ = engine_writes_caller_rows_ && engine_can_write_caller_rows();
   report_at_start_ = engine_->report();
   summary_.algorithm = selection.engine->name;
   summary_.reason += std::string("; ") + why.what() + ": the call went on with " +

@@ -222,6 +222,9 @@ class RoutingCall {
 
   const Graph& graph() const { return *graph_; }
   const CallSummary& summary() const { return summary_; }
+  // Whether the engine writes the cost arrays into the caller's rows itself (after prepare()),
+  // rather than the call gathering them there from its own buffer.
+  bool engine_writes_caller_rows() const { return engine_writes_caller_rows_; }
 
   // For progress reports (gpu_routing_progress), read by the caller's thread between waits.
   enum class WorkStage : int { kIdle = 0, kSolving = 1, kTracing = 2 };
@@ -243,6 +246,9 @@ class RoutingCall {
   void solve_locally(const SolveRequest& request);
   // The request's rows go to the call's own buffer (distances_, with the row prefix and stride).
   void write_into_call_rows(SolveRequest& request);
+  // Whether engine_ can write the cost arrays into the caller's rows itself: in their columns'
+  // order as given (array_slots_), or as solved where that is the order.
+  bool engine_can_write_caller_rows() const;
   // What auto estimates from: this call's shape and the state of the devices.
   AutoCosts auto_costs(const ProblemShape& shape) const;
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);

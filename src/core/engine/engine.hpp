@@ -75,6 +75,12 @@ struct SolveRequest {
   // caller wants it (8-byte aligned). Set only for an engine whose supports_row_pointers() is
   // true, never with predecessor_arcs or own_target_distances.
   double* const* row_pointers = nullptr;
+  // With row_pointers, for an engine whose supports_row_columns() is true: each row sent is
+  // row_column_count entries, entry c the solved row's column row_columns[c] (negative:
+  // kInfinity), so the caller's arrays come out in its own order of targets (repeats and ids not
+  // in the graph included) without a second pass over them. Null: the rows as solved.
+  const std::int64_t* row_columns = nullptr;
+  std::size_t row_column_count = 0;
 };
 
 // What an engine reports about a run, for gpu_routing_last_run().
@@ -126,6 +132,8 @@ class ShortestPathEngine {
   virtual bool supports_row_stride() const { return false; }
   // Whether solve() takes SolveRequest::row_pointers.
   virtual bool supports_row_pointers() const { return false; }
+  // Whether solve() takes SolveRequest::row_columns with row_pointers.
+  virtual bool supports_row_columns() const { return false; }
   // Whether solve() takes own_target_distances (see SolveRequest).
   virtual bool supports_paths_without_rows() const { return false; }
   // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when

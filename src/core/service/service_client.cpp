@@ -58,12 +58,25 @@ void copy_rows_out(double* to, std::size_t stride, const char* from, std::size_t
 // it (SolveRequest::row_pointers: the arrays the session sends), on every core from 8 MB on.
 // Going there through the call's buffer cost a second copy of every row (New York, 10,000 x
 // 10,000: 800 MB).
-void copy_rows_to(double* const* to, const char* from, std::size_t width, std::size_t rows) {
+// With `columns` (SolveRequest::row_columns) each row is gathered into the caller's order as it
+// goes: New York's 10,000 x 10,000 to unsorted targets went through the call's buffer and a
+// second pass over its 800 MB (83 ms of 363 on the H200 host).
+void copy_rows_to(double* const* to, const char* from, std::size_t width, std::size_t rows,
+                  const std::int64_t* columns, std::size_t column_count) {
   const auto* packed = reinterpret_cast<const double*>(from);
-  const std::size_t row_bytes = width * sizeof(double);
+  const std::size_t row_bytes = (columns != nullptr ? column_count : width) * sizeof(double);
   const int threads = rows * row_bytes < kParallelCopyFrom ? 1 : resolve_thread_count(0);
   parallel_for_each(static_cast<int>(rows), threads, [&](int r, int) {
-    std::memcpy(to[r], packed + static_cast<std::size_t>(r) * width, row_bytes);
+    const double* row = packed + static_cast<std::size_t>(r) * width;
+    if (columns == nullptr) {
+      std::memcpy(to[r], row, row_bytes);
+      return;
+    }
+    double* out = to[r];
+    for (std::size_t c = 0; c < column_count; ++c) {
+      const auto column = static_cast<std::size_t>(columns[c]);  // negative: past the width
+      out[c] = column < width ? row[column] : kInfinity;
+    }
   });
 }
 
@@ -485,7 +498,8 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
       }
     }
   } else if (request.row_pointers != nullptr) {
-    copy_rows_to(request.row_pointers, base + distances_offset, row_width, sources);
+    copy_rows_to(request.row_pointers, base + distances_offset, row_width, sources,
+                 request.row_columns, request.row_column_count);
   } else {
     copy_rows_out(request.distances, request.row_stride, base + distances_offset, row_width,
                   sources);

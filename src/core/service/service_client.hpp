@@ -137,6 +137,8 @@ class ServiceEngine final : public ShortestPathEngine {
   bool supports_row_stride() const override { return true; }
   // Rows are copied out of the exchange segment; each can go wherever the caller wants it.
   bool supports_row_pointers() const override { return true; }
+  // ... in the caller's order of columns, gathered as they are copied out.
+  bool supports_row_columns() const override { return true; }
   void solve(const SolveRequest& request) override;
   // The paths from `source` to each of `targets` (distinct), traced by the service next to the
   // row it computed, by trace_path's rule: only the paths cross to this process, not the row
