@@ -603,22 +603,11 @@ class GpuCchEngine final : public ShortestPathEngine {
     Stopwatch build;
     const Cch& cch = index();
     const VertexIndex n = cch.vertex_count();
-    const auto rank_of = cch.rank_of_vertex();
-    const auto parent = cch.elimination_tree_parent();
-    std::vector<char> keep(static_cast<std::size_t>(n), 0);  // by full position
-    VertexIndex closure = 0;
-    for (int i = 0; i < request.target_count; ++i) {
-      for (VertexIndex r = rank_of[static_cast<std::size_t>(request.targets[i])]; r >= 0;
-           r = parent[static_cast<std::size_t>(r)]) {
-        char& kept =
-            keep[static_cast<std::size_t>(full_.position_of_rank[static_cast<std::size_t>(r)])];
-        if (kept) break;  // its ancestors are in already
-        kept = 1;
-        ++closure;
-      }
-    }
+    std::vector<char> in_closure;  // by rank
+    const VertexIndex closure =
+        cch.ancestor_closure(request.targets, request.target_count, &in_closure).ranks;
     if (closure > kRestrictedShare * static_cast<double>(n)) return;
-    SweepLayout restricted = restrict_sweep_layout(full_host_, keep);
+    SweepLayout restricted = restrict_sweep_layout(full_host_, in_closure);
     const double layout_ms = build.elapsed_ms();
     // Where gpu_routing.max_memory cannot hold the restricted copy beside the full one, the
     // sweeps stay whole (the full one's target positions are still in place).

@@ -304,14 +304,11 @@ TEST(CchSweepLayout, FullAndRestrictedSweepsEqualOneToAll) {
     for (const int subtree : {16, 0, 1 << 20}) {
       const SweepLayout full = make_sweep_layout(cch, subtree);
       ASSERT_EQ(full.first.size(), static_cast<std::size_t>(n) + 1);
-      // The targets' closure, by full position.
+      // The targets' closure (AncestorClosureIsWhatTheTargetsReachUpward checks it), by rank.
       std::vector<VertexIndex> targets;
       for (VertexIndex v = static_cast<VertexIndex>(seed) % 5; v < n; v += 9) targets.push_back(v);
-      std::vector<char> keep(static_cast<std::size_t>(n), 0);
-      for (VertexIndex v : targets)
-        for (VertexIndex r = rank_of[static_cast<std::size_t>(v)]; r >= 0;
-             r = cch.elimination_tree_parent()[static_cast<std::size_t>(r)])
-          keep[static_cast<std::size_t>(full.position_of_rank[static_cast<std::size_t>(r)])] = 1;
+      std::vector<char> keep;
+      cch.ancestor_closure(targets.data(), static_cast<int>(targets.size()), &keep);
       const SweepLayout restricted = restrict_sweep_layout(full, keep);
       const auto kept = static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1));
       ASSERT_EQ(restricted.first.size(), kept + 1);
@@ -353,15 +350,17 @@ TEST(CchSweepLayout, FullAndRestrictedSweepsEqualOneToAll) {
   }
 }
 
-// A `keep` that leaves out a kept rank's higher neighbour is refused, not swept wrong.
+// Marks that leave out a kept rank's higher neighbour, or are not one per rank, are refused, not
+// swept wrong.
 TEST(CchSweepLayout, ARestrictionWithoutItsAncestorsIsRefused) {
   Graph g = build_graph(testing::grid_edges(12, 12, 5, 3).view(), true);
   Cch cch(g, cch_order(g));
   cch.customize(g);
   const SweepLayout full = make_sweep_layout(cch, 16);
   std::vector<char> keep(full.position_of_rank.size(), 0);
-  // The lowest rank alone (its parent left out).
-  keep[static_cast<std::size_t>(full.position_of_rank[0])] = 1;
+  keep[0] = 1;  // the lowest rank alone (its parent left out)
+  EXPECT_THROW(restrict_sweep_layout(full, keep), RoutingError);
+  keep.pop_back();
   EXPECT_THROW(restrict_sweep_layout(full, keep), RoutingError);
 }
 

@@ -505,9 +505,12 @@ void Cch::finish_settling(VertexIndex s, CchWorkspace& workspace) const {
   workspace.settled_arcs_ = 0;
 }
 
-Cch::Closure Cch::ancestor_closure(const VertexIndex* vertices, int count) const {
+Cch::Closure Cch::ancestor_closure(const VertexIndex* vertices, int count,
+                                   std::vector<char>* in_closure) const {
   Closure closure;
-  std::vector<char> in(at_rank_.count, 0);
+  std::vector<char> own;
+  std::vector<char>& in = in_closure != nullptr ? *in_closure : own;
+  in.assign(at_rank_.count, 0);
   for (int i = 0; i < count; ++i) {
     const VertexIndex v = vertices[i];
     if (v < 0 || static_cast<std::size_t>(v) >= rank_.count) continue;

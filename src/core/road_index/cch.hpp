@@ -284,7 +284,10 @@ class Cch {
     VertexIndex ranks = 0;
     std::int64_t arcs = 0;
   };
-  Closure ancestor_closure(const VertexIndex* vertices, int count) const;
+  // With `in_closure`: sized to the ranks, 1 at each rank of the closure (restrict_sweep_layout's
+  // marks), 0 elsewhere.
+  Closure ancestor_closure(const VertexIndex* vertices, int count,
+                           std::vector<char>* in_closure = nullptr) const;
   // When the GPU's sweeps of a cost matrix keep to its targets' closure (kernels/cch_phast.cu;
   // auto prices them alike): while the closure holds at most this share of the ranks, for a
   // solve of at least this many sources (laying the closure out walks the whole hierarchy once,

@@ -155,8 +155,13 @@ SweepLayout make_sweep_layout(const Cch& cch, int subtree_limit, int forced_lane
 // order, steps and lanes, drops the steps and groups left empty, and numbers positions afresh.
 // Each kept rank pulls over the same arcs in the same order, so its distances equal the full
 // sweep's bit for bit. position_of_vertex stays empty: a restricted sweep has no rows by vertex.
-SweepLayout restrict_sweep_layout(const SweepLayout& full, const std::vector<char>& keep) {
+SweepLayout restrict_sweep_layout(const SweepLayout& full, const std::vector<char>& kept_ranks) {
   const std::size_t n = full.position_of_rank.size();
+  if (kept_ranks.size() != n)
+    throw RoutingError(ErrorKind::kInternal, "a restricted PHAST sweep's marks are not its ranks'");
+  std::vector<char> keep(n, 0);  // by full position
+  for (std::size_t rank = 0; rank < n; ++rank)
+    keep[static_cast<std::size_t>(full.position_of_rank[rank])] = kept_ranks[rank];
   // kept_before[p]: kept positions before p, so step s's kept positions are
   // [kept_before[step_first[s]], kept_before[step_first[s + 1]]) in the new numbering.
   std::vector<VertexIndex> kept_before(n + 1, 0);

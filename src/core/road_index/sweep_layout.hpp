@@ -35,11 +35,11 @@ struct SweepLayout {
 // `forced_lanes` everywhere, a power of two; 0: by degree).
 SweepLayout make_sweep_layout(const Cch& cch, int subtree_limit, int forced_lanes = 0);
 
-// The positions `keep` marks (by full position) of `full`, in the same order, steps and lanes,
-// empty steps and groups dropped, numbered afresh; position_of_rank -1 for the others,
-// position_of_vertex empty. `keep` must hold every kept rank's higher neighbours (a closure of
-// elimination-tree ancestors does): otherwise it throws kInternal.
-SweepLayout restrict_sweep_layout(const SweepLayout& full, const std::vector<char>& keep);
+// The ranks `kept_ranks` marks (by rank: Cch::ancestor_closure's marks) of `full`, in the same
+// order, steps and lanes, empty steps and groups dropped, numbered afresh; position_of_rank -1 for
+// the others, position_of_vertex empty. `kept_ranks` must hold every kept rank's higher neighbours
+// (a closure of elimination-tree ancestors does): otherwise it throws kInternal.
+SweepLayout restrict_sweep_layout(const SweepLayout& full, const std::vector<char>& kept_ranks);
 
 // The sweep the GPU runs, on one host thread, for one source's seeds (position, distance): the
 // table by position, +infinity where nothing reaches. For tests: each position takes the minimum
