@@ -120,10 +120,27 @@ class CpuCchEngine final : public ShortestPathEngine {
     Stopwatch watch;
     const Cch& cch = index();
     const bool compact = request.compact_targets && request.targets != nullptr;
-    // A scratch for each thread that may solve rows to be gathered (place_rows), made before
-    // the threads start.
-    if (request.row_columns != nullptr && static_cast<int>(column_scratch_.size()) < threads_)
-      column_scratch_.resize(static_cast<std::size_t>(threads_));
+    // Rows put in the caller's order of columns (gather_columns): one row of scratch for each
+    // thread, made before the threads start and given back after the solve where they are
+    // large (whole rows' widths: up to 2 MB a thread on New York).
+    const std::size_t width = compact ? static_cast<std::size_t>(request.target_count)
+                                      : static_cast<std::size_t>(graph_.vertex_count());
+    if (request.row_columns != nullptr) {
+      if (request.row_pointers == nullptr || request.row_column_count < width)
+        throw RoutingError(ErrorKind::kInternal,
+                           "cost arrays in the caller's order need its rows, each with room for "
+                           "every solved column");
+      if (static_cast<int>(column_scratch_.size()) < threads_)
+        column_scratch_.resize(static_cast<std::size_t>(threads_));
+    }
+    struct ScratchRelease {
+      std::vector<std::vector<double>>& scratch;
+      ~ScratchRelease() {
+        constexpr std::size_t kKeptColumns = std::size_t{32} << 10;  // a bucket row's at most
+        for (std::vector<double>& row : scratch)
+          if (row.capacity() > kKeptColumns) std::vector<double>().swap(row);
+      }
+    } release_scratch{column_scratch_};
     // Cost-matrix rows: the targets' buckets once, then one upward walk per source; past an
     // eighth of the vertices (cch_engine::by_buckets) the sources sweep and keep their targets'
     // columns, as whole rows do.
@@ -145,29 +162,26 @@ class CpuCchEngine final : public ShortestPathEngine {
                : request.distances + static_cast<std::size_t>(i) * stride;
   }
 
-  // Where `count` rows from row `first` are solved: their places (row_of), or with row_columns a
-  // scratch of the thread's, gathered into the caller's rows in its columns' order by
-  // gather_columns. One pass over rows that are still in cache: through the call's buffer the
-  // rows were written whole, then read again (New York 10,000 x 10,000: 800 MB each way).
-  void place_rows(const SolveRequest& request, int first, int count, std::size_t stride,
-                  std::size_t width, int thread, double** rows) {
-    if (request.row_columns == nullptr) {
-      for (int i = 0; i < count; ++i) rows[i] = row_of(request, first + i, stride);
-      return;
-    }
-    std::vector<double>& scratch = column_scratch_.at(static_cast<std::size_t>(thread));
-    if (scratch.size() < static_cast<std::size_t>(count) * width)
-      scratch.resize(static_cast<std::size_t>(count) * width);
-    for (int i = 0; i < count; ++i) rows[i] = scratch.data() + static_cast<std::size_t>(i) * width;
+  // Where `count` rows from row `first` are solved: their places (row_of). With row_columns
+  // each place is the caller's row, which has room for the solved row (every solved column is
+  // among the caller's), and gather_columns then puts it in the caller's order through one row
+  // of the thread's scratch while it is in cache: through the call's buffer the rows were written
+  // whole, then read again (New York 10,000 x 10,000: 800 MB each way).
+  static void place_rows(const SolveRequest& request, int first, int count, std::size_t stride,
+                         double** rows) {
+    for (int i = 0; i < count; ++i) rows[i] = row_of(request, first + i, stride);
   }
-  static void gather_columns(const SolveRequest& request, int first, int count, std::size_t width,
-                             double* const* rows) {
+  void gather_columns(const SolveRequest& request, int count, std::size_t width, int thread,
+                      double* const* rows) {
     if (request.row_columns == nullptr) return;
+    std::vector<double>& scratch = column_scratch_.at(static_cast<std::size_t>(thread));
+    if (scratch.size() < width) scratch.resize(width);
     for (int i = 0; i < count; ++i) {
-      double* out = request.row_pointers[first + i];
+      double* out = rows[i];
+      std::memcpy(scratch.data(), out, width * sizeof(double));
       for (std::size_t c = 0; c < request.row_column_count; ++c) {
         const auto column = static_cast<std::size_t>(request.row_columns[c]);  // negative: past
-        out[c] = column < width ? rows[i][column] : kInfinity;
+        out[c] = column < width ? scratch[column] : kInfinity;
       }
     }
   }
@@ -208,9 +222,9 @@ class CpuCchEngine final : public ShortestPathEngine {
     const auto width = static_cast<std::size_t>(request.target_count);
     if (one_pair) {
       double* row[1];
-      place_rows(request, 0, 1, stride, width, 0, row);
+      place_rows(request, 0, 1, stride, row);
       row[0][0] = cch.distance(request.sources[0], request.targets[0], *workspaces_[0]);
-      gather_columns(request, 0, 1, width, row);
+      gather_columns(request, 1, width, 0, row);
       return;
     }
     // Sources in groups, which read the buckets' columns together (cch_engine::kBucketRowGroup),
@@ -225,10 +239,10 @@ class CpuCchEngine final : public ShortestPathEngine {
       const int first = group * group_size;
       const int count = std::min(group_size, request.source_count - first);
       double* rows[cch_engine::kBucketRowGroup];
-      place_rows(request, first, count, stride, width, thread, rows);
+      place_rows(request, first, count, stride, rows);
       cch.rows_from_buckets(request.sources + first, count, rows, buckets_,
                             *workspaces_[static_cast<std::size_t>(thread)]);
-      gather_columns(request, first, count, width, rows);
+      gather_columns(request, count, width, thread, rows);
     });
   }
 
@@ -252,12 +266,12 @@ class CpuCchEngine final : public ShortestPathEngine {
       const int first = group * kSweepLanes;
       const int lanes = std::min(kSweepLanes, sources - first);
       double* rows[Cch::kMaxSweepLanes];
-      place_rows(request, first, lanes, stride, width, thread, rows);
+      place_rows(request, first, lanes, stride, rows);
       if (lanes == 1 && sweep_threads == 1 && !compact) {
         // one_to_all writes the row during its own sweep: 3.2 ms against 3.4 in a lane of its
         // own (New York, one core).
         cch.one_to_all(request.sources[first], rows[0], workspace);
-        gather_columns(request, first, lanes, width, rows);
+        gather_columns(request, lanes, width, thread, rows);
         return;
       }
       Cch::SweepOptions options;
@@ -268,7 +282,7 @@ class CpuCchEngine final : public ShortestPathEngine {
         options.target_count = request.target_count;
       }
       cch.many_to_all(request.sources + first, lanes, rows, workspace, options);
-      gather_columns(request, first, lanes, width, rows);
+      gather_columns(request, lanes, width, thread, rows);
     };
     parallel_for_each(alone, threads, [&](int group, int thread) {
       options_.cancel.throw_if_requested();
@@ -335,7 +349,7 @@ class CpuCchEngine final : public ShortestPathEngine {
   int threads_;
   Cch cch_;
   std::vector<std::unique_ptr<CchWorkspace>> workspaces_;
-  // Per thread: a group's rows before they are gathered into the caller's columns (place_rows).
+  // Per thread: one row while it is put in the caller's order of columns (gather_columns).
   std::vector<std::vector<double>> column_scratch_;
   // The last targets' buckets and the index they were made on.
   CchBuckets buckets_;
