@@ -735,30 +735,21 @@ TEST(RoutingCall, CostArraysWrittenWhereTheCallerAsks) {
           options.apsp_algorithm = "cch";
           options.cost_arrays = true;
           options.engine.threads = threads;
-          bool engine_wrote_rows = false;
-          auto run = [&](RowDestinations* destinations) {
-            options.row_destinations = destinations;
-            CallSummary summary;
-            auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
-                                                       whole_rows ? nullptr : given, &summary,
-                                                       &engine_wrote_rows);
-            EXPECT_EQ(summary.algorithm, "cch");
-            return arrays;
-          };
-          const auto want = run(nullptr);
-          testing::RowPool pool;
-          pool.decline_every = decline_every;
-          const auto got = run(&pool);
-          EXPECT_TRUE(engine_wrote_rows);
+          const testing::CostArrayRuns runs = testing::run_with_and_without_destinations(
+              t.view(), options, no_gpu, sources, whole_rows ? nullptr : given, decline_every);
+          const auto& want = runs.want;
+          const auto& got = runs.got;
+          EXPECT_EQ(runs.summary.algorithm, "cch");
+          EXPECT_TRUE(runs.engine_wrote_rows);
           ASSERT_EQ(want.size(), sources.size());
           ASSERT_EQ(got.size(), want.size());
           for (std::size_t r = 0; r < want.size(); ++r)
             ASSERT_EQ(got[r], want[r])
                 << "row " << r << (whole_rows ? " (trees)" : " (columns)") << " threads " << threads
                 << " decline " << decline_every << " column step " << column_step;
-          EXPECT_GT(pool.asked, 0);
-          EXPECT_GT(pool.rows.size(), 0u);
-          EXPECT_EQ(pool.declined > 0, decline_every > 0 && pool.asked >= decline_every);
+          EXPECT_GT(runs.asked, 0);
+          EXPECT_GT(runs.pooled_rows, 0u);
+          EXPECT_EQ(runs.declined > 0, decline_every > 0 && runs.asked >= decline_every);
         }
       }
     }

@@ -85,4 +85,33 @@ inline std::vector<std::vector<double>> run_cost_array_call(
   return arrays;
 }
 
+// A cost-array call run twice, the same but for where its arrays go: without destinations (the
+// call's own buffers: `want`) and into a RowPool that declines every decline_every-th batch
+// (`got`, and what the pool saw).
+struct CostArrayRuns {
+  std::vector<std::vector<double>> want, got;
+  CallSummary summary;             // of the second run
+  bool engine_wrote_rows = false;  // the second run's engine wrote the caller's rows itself
+  int asked = 0, declined = 0;
+  std::size_t pooled_rows = 0;
+};
+inline CostArrayRuns run_with_and_without_destinations(const EdgeArrays& edges, CallOptions options,
+                                                       const gpu::Availability& gpus,
+                                                       const std::vector<std::int64_t>& sources,
+                                                       const std::vector<std::int64_t>* columns,
+                                                       int decline_every) {
+  CostArrayRuns runs;
+  options.row_destinations = nullptr;
+  runs.want = run_cost_array_call(edges, options, gpus, sources, columns);
+  RowPool pool;
+  pool.decline_every = decline_every;
+  options.row_destinations = &pool;
+  runs.got = run_cost_array_call(edges, options, gpus, sources, columns, &runs.summary,
+                                 &runs.engine_wrote_rows);
+  runs.asked = pool.asked;
+  runs.declined = pool.declined;
+  runs.pooled_rows = pool.rows.size();
+  return runs;
+}
+
 }  // namespace gpu_routing::testing

@@ -691,29 +691,18 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
       options.cost_arrays = true;
       options.remote = client.get();
       options.engine.threads = 2;
-      std::string device;
-      bool engine_wrote_rows = false;
-      auto run = [&](RowDestinations* destinations) {
-        options.row_destinations = destinations;
-        CallSummary summary;
-        auto arrays = testing::run_cost_array_call(t.view(), options, no_gpu, sources,
-                                                   whole_rows ? nullptr : given, &summary,
-                                                   &engine_wrote_rows);
-        device = summary.device;
-        return arrays;
-      };
-      const auto want = run(nullptr);
-      testing::RowPool pool;
-      pool.decline_every = decline_every;
-      const auto got = run(&pool);
-      EXPECT_NE(device.find("GPU service"), std::string::npos) << device;
-      EXPECT_TRUE(engine_wrote_rows);  // the client copies every row there, in either order
+      const testing::CostArrayRuns runs = testing::run_with_and_without_destinations(
+          t.view(), options, no_gpu, sources, whole_rows ? nullptr : given, decline_every);
+      const auto& want = runs.want;
+      const auto& got = runs.got;
+      EXPECT_NE(runs.summary.device.find("GPU service"), std::string::npos) << runs.summary.device;
+      EXPECT_TRUE(runs.engine_wrote_rows);  // the client copies every row there, in either order
       ASSERT_EQ(want.size(), sources.size());
       ASSERT_EQ(got.size(), want.size());
       for (std::size_t r = 0; r < want.size(); ++r)
         ASSERT_EQ(got[r], want[r]) << "row " << r << (whole_rows ? " (trees)" : " (columns)")
                                    << " decline " << decline_every;
-      EXPECT_GT(pool.rows.size(), 0u);
+      EXPECT_GT(runs.pooled_rows, 0u);
     }
   }
   EXPECT_EQ(header_->failed_requests.load(), 0u);
