@@ -202,8 +202,10 @@ void ServiceClient::set_kept_exchange_bytes(std::size_t bytes) {
   g_kept_exchange_bytes.store(std::max(kIoKeepBytes, bytes), std::memory_order_relaxed);
 }
 
-SharedMapping& ServiceClient::io_segment(std::size_t bytes) {
-  if (!io_.valid() || io_.size() < bytes) {
+SharedMapping& ServiceClient::io_segment(std::size_t bytes, bool* made) {
+  const bool make = !io_.valid() || io_.size() < bytes;
+  if (made != nullptr) *made = make;
+  if (make) {
     drop_io_segment();
     // Room to grow: the next request of a similar size reuses it.
     const std::size_t size = std::max<std::size_t>(align8(bytes + bytes / 4), std::size_t{1} << 20);
@@ -371,10 +373,9 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   const std::size_t total = saturating_add(paths_offset, paths_bytes);
   options_.budget.require(saturating_add(total, 0),
                           "the GPU service's exchange of " + std::to_string(sources) + " rows");
-  const std::string previous_segment = client_.current_io_segment();
-  SharedMapping& io = client_.io_segment(total);
-  if (io.name() != previous_segment)
-    totals_.fresh_segment_bytes = std::max(totals_.fresh_segment_bytes, io.size());
+  bool fresh_segment = false;
+  SharedMapping& io = client_.io_segment(total, &fresh_segment);
+  if (fresh_segment) totals_.fresh_segment_bytes = std::max(totals_.fresh_segment_bytes, io.size());
   auto* base = static_cast<char*>(io.data());
   std::memcpy(base + sources_offset, request.sources, sources * sizeof(VertexIndex));
   if (with_targets)

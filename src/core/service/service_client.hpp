@@ -77,9 +77,8 @@ class ServiceClient final : public RemoteEngines {
 
   // For ServiceEngine.
   ControlHeader* mutable_header() { return header_; }
-  SharedMapping& io_segment(std::size_t bytes);
-  // The exchange segment's name, empty while there is none.
-  std::string current_io_segment() const { return io_.valid() ? io_.name() : std::string(); }
+  // The exchange segment, of `bytes` at least; *made (when given) says whether it was made now.
+  SharedMapping& io_segment(std::size_t bytes, bool* made = nullptr);
   // How large an exchange segment the session keeps between calls (at least 64 MB): one made
   // again each call faults in its pages on both sides (New York, 10,000 x 10,000: 205 MB).
   static void set_kept_exchange_bytes(std::size_t bytes);
