@@ -60,17 +60,32 @@ Timing solve(ShortestPathEngine& engine, const std::vector<VertexIndex>& sources
           engine.report().transfer_ms - before.transfer_ms};
 }
 
+// A graph's road index and the GPU's cch engine on it, its hierarchy already on the device (a
+// first solve, not timed by the callers). The engine reads the index through its pointer.
+struct IndexedEngine {
+  std::unique_ptr<Cch> cch;
+  std::unique_ptr<ShortestPathEngine> engine;
+};
+IndexedEngine gpu_engine_on_index(const Graph& graph) {
+  IndexedEngine indexed;
+  indexed.cch = std::make_unique<Cch>(graph, cch_order(graph));
+  indexed.cch->customize(graph);
+  EngineOptions options;
+  options.road_index = indexed.cch.get();
+  indexed.engine = find_engine("cch", Device::kGpu)->create(graph, options);
+  std::vector<double> row;
+  solve(*indexed.engine, {0}, row, static_cast<std::size_t>(graph.vertex_count()));
+  return indexed;
+}
+
 void run(const std::string& name, const Graph& graph, int reps) {
   const auto n = static_cast<std::size_t>(graph.vertex_count());
-  Cch cch(graph, cch_order(graph));
-  cch.customize(graph);
-  EngineOptions options;
-  options.road_index = &cch;
-  auto engine = find_engine("cch", Device::kGpu)->create(graph, options);
+  IndexedEngine indexed = gpu_engine_on_index(graph);
+  Cch& cch = *indexed.cch;
+  ShortestPathEngine* engine = indexed.engine.get();
   std::mt19937_64 rng(11);
   std::uniform_int_distribution<VertexIndex> pick(0, graph.vertex_count() - 1);
   std::vector<double> rows, cpu_row(n);
-  solve(*engine, {0}, rows, n);  // the hierarchy's copy to the device, not timed below
   int mismatches = 0;
   double cpu_tree_ms = 0;
   {
@@ -174,13 +189,9 @@ void run(const std::string& name, const Graph& graph, int reps) {
 void matrices(const std::string& name, const Graph& graph, int reps) {
   constexpr int kRequestSources = 2048;  // ServiceEngine::preferred_batch_size_for_rows
   const auto n = static_cast<std::size_t>(graph.vertex_count());
-  Cch cch(graph, cch_order(graph));
-  cch.customize(graph);
-  EngineOptions options;
-  options.road_index = &cch;
-  auto engine = find_engine("cch", Device::kGpu)->create(graph, options);
-  std::vector<double> rows;
-  solve(*engine, {0}, rows, n);  // the hierarchy's copy to the device, not timed below
+  IndexedEngine indexed = gpu_engine_on_index(graph);
+  Cch& cch = *indexed.cch;
+  ShortestPathEngine* engine = indexed.engine.get();
   std::mt19937_64 rng(29);
   std::uniform_int_distribution<VertexIndex> pick(0, graph.vertex_count() - 1);
   std::vector<double> cpu_row(n);
