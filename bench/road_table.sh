@@ -14,6 +14,7 @@
 #   64 trees as arrays             gpu_apsp_array('graph:ny', 64 ids)
 #   5 km service area, 1 start     gpu_driving_distance('graph:ny', 1, 50000) (tenths of a metre)
 #   5 km service areas, 100 starts gpu_driving_distance('graph:ny', 100 ids, 50000)
+#   10 km service areas, 100 starts the same at 100000 (about four times the area)
 #   pgr_drivingDistance, 1 start   pgRouting's answer to the same area (the reference; cpu column)
 # auto's cells name the engine it chose and where (gpu_routing_last_run()).
 # Each session sets work_mem = '2GB', as an analyst asking for a 10,000 x 10,000 matrix (800 MB of
@@ -60,6 +61,8 @@ add "64 trees as arrays" "SELECT count(*) FROM gpu_apsp_array('graph:ny', $(ids 
 add "5 km service area, 1 start" "SELECT count(*) FROM gpu_driving_distance('graph:ny', 1, 50000)"
 add "5 km service areas, 100 starts" \
   "SELECT count(*) FROM gpu_driving_distance('graph:ny', $(ids 100), 50000)"
+add "10 km service areas, 100 starts" \
+  "SELECT count(*) FROM gpu_driving_distance('graph:ny', $(ids 100), 100000)"
 pgr_area="SELECT count(*) FROM pgr_drivingDistance('SELECT id, source, target, cost FROM ny_edges', 1, 50000)"
 
 # The median of ROUNDS timed calls after one warming call, or "refused" where the call errs.

@@ -369,6 +369,39 @@ struct DeviceSweepLayout {
   }
 };
 
+// Service areas, the first pass: how many of each source's vertices lie within the bound
+// (rows_kernel's cells, read lane by lane: a vertex's `k` sources are `k` neighbouring cells).
+__global__ void area_count_kernel(const double* __restrict__ table,
+                                  const VertexIndex* __restrict__ position_of_vertex,
+                                  std::int64_t n, int k, double bound,
+                                  unsigned long long* __restrict__ counts) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * k) return;
+  const std::int64_t v = i / k;
+  const int j = static_cast<int>(i % k);
+  if (table[static_cast<std::int64_t>(position_of_vertex[v]) * k + j] <= bound)
+    atomicAdd(counts + j, 1ull);
+}
+
+// The second pass: each such vertex and its distance at its source's next slot (`cursor` starts
+// at each source's offset); the order within a source is the host's to make.
+__global__ void area_write_kernel(const double* __restrict__ table,
+                                  const VertexIndex* __restrict__ position_of_vertex,
+                                  std::int64_t n, int k, double bound,
+                                  unsigned long long* __restrict__ cursor,
+                                  VertexIndex* __restrict__ vertices,
+                                  double* __restrict__ distances) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * k) return;
+  const std::int64_t v = i / k;
+  const int j = static_cast<int>(i % k);
+  const double d = table[static_cast<std::int64_t>(position_of_vertex[v]) * k + j];
+  if (!(d <= bound)) return;
+  const unsigned long long slot = atomicAdd(cursor + j, 1ull);
+  vertices[slot] = static_cast<VertexIndex>(v);
+  distances[slot] = d;
+}
+
 class GpuCchEngine final : public ShortestPathEngine {
  public:
   GpuCchEngine(const Graph& graph, const EngineOptions& options)
@@ -403,6 +436,44 @@ class GpuCchEngine final : public ShortestPathEngine {
     report_.rounds += 1;
     report_.compute_ms += watch.elapsed_ms();
     return true;
+  }
+
+  // Whole sweeps (every rank: an area is not a set of targets), each compacted where it lies to
+  // the vertices within the bound; only those cross to the host, not the rows.
+  void solve_areas(const VertexIndex* sources, int count, double bound, AreaLists& areas) override {
+    if (count <= 0) return;
+    Stopwatch watch;
+    const double transfer_before = report_.transfer_ms;
+    use_device(device_);
+    prepare_hierarchy();
+    DeviceSweepLayout& layout = full_;
+    const int width = sweep_width(count, false, layout.positions);
+    Stopwatch sweeping;
+    upward_ms_ = rows_back_ms_ = 0;
+    int sweeps = 0;
+    std::int64_t entries = 0;
+    find_seeds(layout, sources, std::min(width, count), seeds_[0]);
+    for (int first = 0; first < count; first += width) {
+      options_.cancel.throw_if_requested();
+      const int now = std::min(width, count - first);
+      sweep(layout, seeds_[sweeps % 2], now, width);
+      const int next = first + width;
+      if (next < count)
+        find_seeds(layout, sources + next, std::min(width, count - next), seeds_[(sweeps + 1) % 2]);
+      entries += deliver_areas(now, bound, areas);
+      ++sweeps;
+    }
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "last solve: service areas, %d sweeps of up to %d sources, upward searches "
+                  "%.1f ms, sweeps %.1f ms more, %lld vertices within the distance back in "
+                  "%.1f ms; ",
+                  sweeps, width, upward_ms_,
+                  std::max(0.0, sweeping.elapsed_ms() - upward_ms_ - rows_back_ms_),
+                  static_cast<long long>(entries), rows_back_ms_);
+    report_.notes = note + hierarchy_note_;
+    report_.rounds += count;
+    report_.compute_ms += watch.elapsed_ms() - (report_.transfer_ms - transfer_before);
   }
 
   void solve(const SolveRequest& request) override {
@@ -525,7 +596,7 @@ class GpuCchEngine final : public ShortestPathEngine {
 
   std::size_t held_bytes() const {
     return hierarchy_bytes_ + restricted_.bytes + table_bytes_ + reverse_bytes_ + paths_bytes_ +
-           target_positions_.size() * sizeof(VertexIndex);
+           area_bytes_ + target_positions_.size() * sizeof(VertexIndex);
   }
   void require(std::size_t more, const std::string& what) const {
     options_.budget.require(saturating_add(held_bytes(), more), what);
@@ -856,6 +927,66 @@ class GpuCchEngine final : public ShortestPathEngine {
     }
   }
 
+  // A sweep's areas: counted per source, laid out by the counts, written, and brought back.
+  std::int64_t deliver_areas(int count, double bound, AreaLists& areas) {
+    cudaStream_t stream = stream_->get();
+    const std::int64_t n = graph_.vertex_count();
+    const auto sources = static_cast<std::size_t>(count);
+    if (area_counts_.size() < sources) {
+      area_counts_.allocate(sources);
+      area_counts_host_.allocate(sources);
+    }
+    GPU_ROUTING_CUDA_CHECK(
+        cudaMemsetAsync(area_counts_.data(), 0, sources * sizeof(unsigned long long), stream));
+    const std::int64_t cells = n * count;
+    area_count_kernel<<<blocks_for(cells, kSweepBlock), kSweepBlock, 0, stream>>>(
+        table_.data(), position_of_vertex_.data(), n, count, bound, area_counts_.data());
+    GPU_ROUTING_CUDA_CHECK_LAUNCH();
+    area_counts_.download(area_counts_host_.data(), sources, stream);
+    stream_->synchronize();
+    // Each source's offset, then the cursors the writing pass advances from it.
+    unsigned long long* counts = area_counts_host_.data();
+    std::vector<std::int64_t> offsets(sources + 1, 0);
+    for (std::size_t j = 0; j < sources; ++j)
+      offsets[j + 1] = offsets[j] + static_cast<std::int64_t>(counts[j]);
+    const auto total = static_cast<std::size_t>(offsets[sources]);
+    for (std::size_t j = 0; j < sources; ++j)
+      counts[j] = static_cast<unsigned long long>(offsets[j]);
+    if (total > 0) {
+      if (area_vertices_.size() < total) {
+        area_vertices_.allocate(0);
+        area_distances_.allocate(0);
+        area_bytes_ = 0;
+        const std::size_t room = total + total / 4;
+        const std::size_t bytes = room * (sizeof(VertexIndex) + sizeof(double));
+        require(bytes, "the service areas on the GPU");
+        area_vertices_.allocate(room);
+        area_distances_.allocate(room);
+        area_bytes_ = bytes;
+      }
+      area_counts_.upload(counts, sources, stream);
+      area_write_kernel<<<blocks_for(cells, kSweepBlock), kSweepBlock, 0, stream>>>(
+          table_.data(), position_of_vertex_.data(), n, count, bound, area_counts_.data(),
+          area_vertices_.data(), area_distances_.data());
+      GPU_ROUTING_CUDA_CHECK_LAUNCH();
+      stream_->synchronize();  // the sweep and the compaction count as compute
+    }
+    Stopwatch copy;
+    const std::size_t base = areas.vertices.size();
+    areas.vertices.resize(base + total);
+    areas.distances.resize(base + total);
+    if (total > 0) {
+      area_vertices_.download(areas.vertices.data() + base, total, stream);
+      area_distances_.download(areas.distances.data() + base, total, stream);
+      stream_->synchronize();
+    }
+    for (std::size_t j = 0; j < sources; ++j)
+      areas.ends.push_back(static_cast<std::int64_t>(base) + offsets[j + 1]);
+    report_.transfer_ms += copy.elapsed_ms();
+    rows_back_ms_ += copy.elapsed_ms();
+    return static_cast<std::int64_t>(total);
+  }
+
   // Paths without rows: the rule's first stage on the device for each row; the predecessor rows
   // and the sources' own targets' distances to the host. A row the rule left vertices pending in
   // (zero-cost ties) comes to the host too, and the rule's second stage runs there.
@@ -971,6 +1102,12 @@ class GpuCchEngine final : public ShortestPathEngine {
   DeviceBuffer<double> own_distances_;
   std::vector<double> pending_row_;
   std::size_t paths_bytes_ = 0;
+  // Service areas (deliver_areas): each source's count, then its cursor; the areas compacted.
+  DeviceBuffer<unsigned long long> area_counts_;
+  PinnedBuffer<unsigned long long> area_counts_host_;
+  DeviceBuffer<VertexIndex> area_vertices_;
+  DeviceBuffer<double> area_distances_;
+  std::size_t area_bytes_ = 0;
 };
 
 // The hierarchy on the device (about 12 bytes per hierarchy arc, 5-6 arcs per road vertex), a

@@ -470,13 +470,9 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
     a.reason = "gpu_routing.device = cpu";
     return a;
   }();
-  // Service areas are searched on the CPU (prepare_service_areas says why): no GPU is asked.
-  if (args.kind == CallKind::kServiceArea) {
-    if (settings.device == DeviceSetting::kGpu)
-      throw RoutingError(ErrorKind::kInvalidParameter,
-                         "gpu_driving_distance runs on the CPU (a search bounded by the "
-                         "distance), but gpu_routing.device = gpu asks for the GPU",
-                         "SET gpu_routing.device = auto (or cpu).");
+  // Service areas go to the GPU only when gpu_routing.device = gpu asks for it (whole trees cut
+  // to the distance there, prepare_service_areas); otherwise no GPU is asked.
+  if (args.kind == CallKind::kServiceArea && settings.device != DeviceSetting::kGpu) {
     *gpus = &kCpuOnly;
     return options;
   }

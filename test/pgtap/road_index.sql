@@ -1,4 +1,4 @@
--- road_index (32): gpu_graph_index on a kept graph (made at once, recorded, shown in gpu_graphs(),
+-- road_index (38): gpu_graph_index on a kept graph (made at once, recorded, shown in gpu_graphs(),
 -- auto answering from it with Dijkstra's rows, the GPU's cch answering from it where a GPU is
 -- usable, turned off again, errors), then the road index
 -- (engine cch) by name. With gpu_routing.index_paths = rule (the
@@ -21,7 +21,7 @@ SET LOCAL client_min_messages = warning;
 SELECT gpu_graph_index('pgtap_rome') AS index_line \gset
 -- The road index is a CPU engine (also where the suite runs with gpu_routing.device = gpu).
 SET LOCAL gpu_routing.device = cpu;
-SELECT plan(35);
+SELECT plan(38);
 
 SELECT matches(:'index_line'::text, '^kept graph pgtap_rome: road index made by this call: order \d+ ms, hierarchy \d+ ms, customization \d+ ms, ',
                'gpu_graph_index makes the index at once and says so');
@@ -66,6 +66,26 @@ SELECT is((SELECT array_agg(agg_cost ORDER BY start_vid, end_vid)
           (SELECT array_agg(agg_cost ORDER BY start_vid, end_vid) FROM auto_rows
            WHERE start_vid IN (1, 77) AND end_vid IN (3, 3000) AND node = end_vid),
           'cch on the GPU: a cost matrix from the shared index');
+-- Service areas on the GPU (device = gpu): whole sweeps cut to the distance on the device, the
+-- predecessor rule and pgRouting's order in the backend: the CPU's bounded Dijkstra's rows, for
+-- one start, several (a duplicate and an id not in the graph among them) and equicost.
+CREATE TEMP TABLE gpu_areas AS
+SELECT 1 AS q, * FROM gpu_driving_distance('graph:pgtap_rome', 1, 3000.0)
+UNION ALL SELECT 2, * FROM gpu_driving_distance('graph:pgtap_rome', ARRAY[77, 2500, 999999, 77], 2500.0)
+UNION ALL SELECT 3, * FROM gpu_driving_distance('graph:pgtap_rome', ARRAY[1, 77, 2500], 4000.0, equicost => true);
+SELECT matches((SELECT algorithm || ': ' || reason || ' / ' || notes FROM gpu_routing_last_run()),
+               '^cch: service areas on the GPU: .*whole trees, cut to the distance on the GPU.* / \d+ vertices within the distance \(the areas\): the engine''s in [0-9.]+ ms, .*service areas, \d+ sweeps',
+               'service areas on the GPU: the engine and where its time went');
+SET LOCAL gpu_routing.device = cpu;
+SELECT results_eq('SELECT * FROM gpu_areas ORDER BY q, seq',
+                  $$SELECT 1 AS q, * FROM gpu_driving_distance('graph:pgtap_rome', 1, 3000.0)
+                    UNION ALL SELECT 2, * FROM gpu_driving_distance('graph:pgtap_rome', ARRAY[77, 2500, 999999, 77], 2500.0)
+                    UNION ALL SELECT 3, * FROM gpu_driving_distance('graph:pgtap_rome', ARRAY[1, 77, 2500], 4000.0, equicost => true)
+                    ORDER BY 1, 2$$,
+                  'service areas on the GPU: the CPU''s rows, row for row');
+SELECT cmp_ok((SELECT count(*) FROM gpu_areas WHERE q = 2), '>', 100::bigint,
+              'service areas on the GPU: the areas are not empty');
+SET LOCAL gpu_routing.device = gpu;
 -- Named with the device at auto: the device of the smaller estimate, both estimates given.
 SET LOCAL gpu_routing.device = auto;
 SELECT is((SELECT count(*) FROM gpu_path('graph:pgtap_rome', 1, 3000)),
@@ -75,7 +95,7 @@ SELECT matches((SELECT reason FROM gpu_routing_last_run()),
                '^gpu_routing.sssp_algorithm = cch, device auto: (cpu|gpu) cch, estimated [0-9.]+ ms; (cpu|gpu) cch, estimated [0-9.]+ ms',
                'cch named, device auto: the reason gives both devices'' estimates');
 \else
-SELECT skip('no usable GPU: cch on the GPU not checked', 5);
+SELECT skip('no usable GPU: cch on the GPU not checked', 8);
 \endif
 SET LOCAL gpu_routing.device = cpu;
 RESET gpu_routing.sssp_algorithm;

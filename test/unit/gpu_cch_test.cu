@@ -4,8 +4,10 @@
 // compact cost-matrix rows, a shared index, its own paths and cancel. Skips where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../kernels/gpu_engines.hpp"
@@ -14,6 +16,7 @@
 #include "engine/gpu.hpp"
 #include "base/predecessors.hpp"
 #include "cpu/sssp_dijkstra.hpp"
+#include "area_testing.hpp"
 #include "gpu_testing.hpp"
 #include "test_graphs.hpp"
 
@@ -363,6 +366,64 @@ TEST(GpuCch, WideSweepsAndStagedRowsEqualTheCpu) {
         ASSERT_EQ(compact[i * targets.size() + j],
                   want.distances[i * n + static_cast<std::size_t>(targets[j])])
             << "width " << mode.width << " source " << i;
+  }
+  gpu::set_phast_sources_per_sweep(0);
+}
+
+// Service areas (solve_areas): whole sweeps cut to the distance on the device, counted, laid out
+// and written there; each source's area equals the CPU index's rows cut to the distance (the
+// default solve_areas), bit for bit: random graphs (ties, zero costs, parts out of reach,
+// duplicates) and the road grid in sweeps of every width (one sweep, 64 sources a sweep: ten),
+// distances from none (negative) to every vertex; areas appended after what the lists held.
+TEST(GpuCch, ServiceAreasEqualTheCpuRowsCutToTheDistance) {
+  SKIP_WITHOUT_GPU();
+  const EngineInfo* cpu = find_engine("cch", Device::kCpu);
+  ASSERT_NE(cpu, nullptr);
+  auto check = [&](const Graph& g, const EngineOptions& options,
+                   const std::vector<VertexIndex>& sources, const std::string& what) {
+    auto on_gpu = gpu_cch().create(g, options);
+    auto on_cpu = cpu->create(g, options);
+    for (const double bound : {-1.0, 0.0, 25.0, 140.0, 1e300}) {
+      AreaLists got, want;
+      // Something before: areas are appended, their ends continuing from it.
+      got.vertices = {0};
+      got.distances = {0.0};
+      got.ends = {1};
+      want = got;
+      on_gpu->solve_areas(sources.data(), static_cast<int>(sources.size()), bound, got);
+      on_cpu->solve_areas(sources.data(), static_cast<int>(sources.size()), bound, want);
+      ASSERT_EQ(got.ends.size(), sources.size() + 1) << what;
+      ASSERT_EQ(got.vertices.size(), static_cast<std::size_t>(got.ends.back())) << what;
+      const auto got_areas = testing::sorted_areas(got);
+      const auto want_areas = testing::sorted_areas(want);
+      for (std::size_t i = 0; i < got_areas.size(); ++i)
+        ASSERT_EQ(got_areas[i], want_areas[i]) << what << ", bound " << bound << ", area " << i;
+    }
+  };
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    RandomGraphSpec spec;
+    spec.vertices = 50 + static_cast<int>(seed * 37 % 400);
+    spec.edges = spec.vertices * 3;
+    spec.integer_weights = seed % 2 == 0;
+    spec.zero_weights = seed % 5 == 0;
+    spec.max_weight = seed % 3 == 0 ? 3 : 100;
+    spec.components = 1 + static_cast<int>(seed % 3);
+    EdgeTable t = testing::random_edges(spec, seed);
+    Graph g = build_graph(t.view(), seed % 2 == 1);
+    ensure_reverse(g);
+    auto sources = spread_sources(g.vertex_count(), 40);
+    sources.push_back(sources.front());  // a duplicate
+    check(g, EngineOptions{}, sources, testing::describe(spec, seed));
+  }
+  Graph g = road_grid(120, 5);
+  Cch index(g, cch_order(g));
+  index.customize(g);
+  EngineOptions options;
+  options.road_index = &index;
+  const auto sources = spread_sources(g.vertex_count(), 600);
+  for (const int width : {0, 64}) {
+    gpu::set_phast_sources_per_sweep(width);
+    check(g, options, sources, "road grid, width " + std::to_string(width));
   }
   gpu::set_phast_sources_per_sweep(0);
 }

@@ -26,6 +26,7 @@
 #include "service/service_client.hpp"
 #include "service/service_dispatcher.hpp"
 #include "service/service_protocol.hpp"
+#include "area_testing.hpp"
 #include "cost_array_testing.hpp"
 #include "test_graphs.hpp"
 
@@ -706,6 +707,48 @@ TEST_F(ServiceTest, CostArraysOfACallGoWhereTheCallerAsks) {
     }
   }
   EXPECT_EQ(header_->failed_requests.load(), 0u);
+}
+
+// Service areas through the service (kFlagAreas): each source's area comes back compacted in a
+// room of its own, from one worker and from a request split over two (each part writes its own
+// sources' rooms), and equals the area the engine gives in this process; a negative distance
+// gives empty areas, every vertex in reach within an unbounded one.
+TEST_F(ServiceTest, ServiceAreasComeBackCompactedAndEqualTheEnginesOwn) {
+  RandomGraphSpec spec;
+  spec.vertices = 500;
+  spec.edges = 1800;
+  spec.components = 2;
+  EdgeTable table = testing::random_edges(spec, 41);
+  Graph graph = build_graph(table.view(), true);
+  ensure_reverse(graph);
+  const SharedMapping image = publish_image(graph, 1);
+  const EngineInfo* dijkstra = find_engine("dijkstra", Device::kCpu);
+  ASSERT_NE(dijkstra, nullptr);
+  const std::vector<VertexIndex> sources = {3, 0, 499, 3, 250, 17};
+  for (const int workers : {1, 2}) {
+    start_dispatcher(kRoomyBudget, workers);
+    auto client = connect_client();
+    auto remote = client->create(*dijkstra, graph, single_thread(), image.name());
+    auto local = dijkstra->create(graph, single_thread());
+    for (const double bound : {-1.0, 0.0, 40.0, 1e12}) {
+      AreaLists got, want;
+      remote->solve_areas(sources.data(), static_cast<int>(sources.size()), bound, got);
+      local->solve_areas(sources.data(), static_cast<int>(sources.size()), bound, want);
+      ASSERT_EQ(got.ends.size(), sources.size()) << workers << " workers, bound " << bound;
+      const auto got_areas = testing::sorted_areas(got);
+      const auto want_areas = testing::sorted_areas(want);
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        EXPECT_EQ(got_areas[i], want_areas[i])
+            << workers << " workers, bound " << bound << ", source " << i;
+        EXPECT_EQ(got_areas[i].empty(), bound < 0) << "the source itself is in its area, at 0";
+      }
+    }
+    EXPECT_EQ(header_->failed_requests.load(), 0u);
+    remote.reset();
+    client.reset();
+    stop_dispatcher();
+    dispatcher_.reset();
+  }
 }
 
 // A road-index request keeps no batch window while another lane could take it: with two

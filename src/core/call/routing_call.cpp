@@ -250,33 +250,7 @@ void RoutingCall::prepare() {
   // A kept graph carries its reversed CSR; one built for this call gets it here.
   if ((with_predecessors || trace_paths) && !has_reverse(*graph_)) ensure_reverse(owned_graph_);
   Stopwatch watch;
-  // A kept graph's shared road index is mapped in this process: its CPU engine runs here. (The
-  // GPU's cch goes to the service like every GPU engine, which maps the same index: a backend
-  // under the service never opens a CUDA context.)
-  const bool remote =
-      options_.remote != nullptr && options_.remote->serves(*selection.engine) &&
-      !(selection.engine->kept_with_graph && selection.engine->device == Device::kCpu &&
-        options_.engine.road_index != nullptr);
-  if (remote) {
-    engine_ = options_.remote->create(*selection.engine, *graph_, options_.engine,
-                                      options_.kept_image_segment, options_.kept_index_segment,
-                                      options_.kept_index_bytes);
-    remote_engine_ = true;
-  } else if (options_.engine_cache != nullptr &&
-             (selection.engine->device == Device::kGpu || selection.engine->kept_with_graph)) {
-    engine_key_ =
-        std::string(selection.engine->name) + "/" + std::to_string(options_.engine.threads) + "/" +
-        std::to_string(options_.engine.block_size) + "/" + std::to_string(options_.engine.streams);
-    engine_ = options_.engine_cache->take(engine_key_);
-    if (engine_ != nullptr) {
-      engine_->rebind(options_.engine);
-      summary_.notes = selection.engine->device == Device::kGpu
-                           ? "engine kept from an earlier call on this graph (device copy reused)"
-                           : "engine kept from an earlier call on this graph";
-    }
-  }
-  if (engine_ == nullptr) engine_ = selection.engine->create(*graph_, options_.engine);
-  report_at_start_ = engine_->report();
+  create_engine(*selection.engine);
   summary_.compute_ms += watch.elapsed_ms();
   work_stage_.store(WorkStage::kIdle, std::memory_order_relaxed);
   summary_.device = engine_->report().device_name;
@@ -360,6 +334,34 @@ void RoutingCall::prepare() {
   }
   distances_.resize(distance_cells());
   if (with_predecessors) predecessors_.resize(static_cast<std::size_t>(batch_size_) * vertex_count);
+}
+
+void RoutingCall::create_engine(const EngineInfo& info) {
+  // A kept graph's shared road index is mapped in this process: its CPU engine runs here. (The
+  // GPU's cch goes to the service like every GPU engine, which maps the same index: a backend
+  // under the service never opens a CUDA context.)
+  const bool remote = options_.remote != nullptr && options_.remote->serves(info) &&
+                      !(info.kept_with_graph && info.device == Device::kCpu &&
+                        options_.engine.road_index != nullptr);
+  if (remote) {
+    engine_ = options_.remote->create(info, *graph_, options_.engine, options_.kept_image_segment,
+                                      options_.kept_index_segment, options_.kept_index_bytes);
+    remote_engine_ = true;
+  } else if (options_.engine_cache != nullptr &&
+             (info.device == Device::kGpu || info.kept_with_graph)) {
+    engine_key_ = std::string(info.name) + "/" + std::to_string(options_.engine.threads) + "/" +
+                  std::to_string(options_.engine.block_size) + "/" +
+                  std::to_string(options_.engine.streams);
+    engine_ = options_.engine_cache->take(engine_key_);
+    if (engine_ != nullptr) {
+      engine_->rebind(options_.engine);
+      summary_.notes = info.device == Device::kGpu
+                           ? "engine kept from an earlier call on this graph (device copy reused)"
+                           : "engine kept from an earlier call on this graph";
+    }
+  }
+  if (engine_ == nullptr) engine_ = info.create(*graph_, options_.engine);
+  report_at_start_ = engine_->report();
 }
 
 AutoCosts RoutingCall::auto_costs(const ProblemShape& problem) const {

@@ -249,6 +249,8 @@ class RoutingCall {
   // Whether engine_ can write the cost arrays into the caller's rows itself: in their columns'
   // order as given (array_slots_), or as solved where that is the order.
   bool engine_can_write_caller_rows() const;
+  // engine_ for `info`: the GPU service's, a kept one, or made here.
+  void create_engine(const EngineInfo& info);
   // What auto estimates from: this call's shape and the state of the devices.
   AutoCosts auto_costs(const ProblemShape& shape) const;
   void emit_sssp_rows(std::size_t first, int count, ResultBatch& batch);
@@ -266,6 +268,9 @@ class RoutingCall {
   void emit_cost_rows(std::size_t first, int count, ResultBatch& batch);
   // kServiceArea (service_area_call.cpp): prepare() for it, and a batch of starts' rows.
   void prepare_service_areas();
+  // The same on the GPU (gpu_routing.device = gpu): the engine's whole trees, cut to the distance
+  // where they are swept; `host_bytes` what the rule's threads hold.
+  void prepare_gpu_service_areas(int threads, std::size_t host_bytes);
   void emit_service_area_rows(std::size_t first, int count, ResultBatch& batch);
   void emit_cost_arrays(std::size_t first, int count, ResultBatch& batch,
                         const std::vector<double*>& rows);
@@ -310,6 +315,7 @@ class RoutingCall {
   // id not in the graph), and the search.
   std::vector<std::int64_t> start_ids_;
   std::unique_ptr<ServiceAreaSearch> service_areas_;
+  double area_rows_ms_ = 0;            // the areas' rows made into batches, summed
   std::size_t result_rows_bytes_ = 0;  // reserve_result_rows()
   std::string engine_key_;             // the engine's key in options_.engine_cache
   bool finished_ = false;              // every batch was delivered: the engine may be kept

@@ -2,6 +2,7 @@
 // on the CPU, batches of starts computed one ahead on the batch thread like any call's, so the
 // backend writes one batch's rows while the next is searched and a cancel lands within a batch.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "base/parallel.hpp"
@@ -24,12 +25,6 @@ constexpr int kMinStartsPerBatch = 16;
 }  // namespace
 
 void RoutingCall::prepare_service_areas() {
-  // Every vertex within the distance and no further: a search bounded by it. The road index
-  // answers one pair or every vertex, not a radius (its upward walks know no bound), and the GPU's
-  // searches are whole trees: both would compute the graph to answer the area.
-  summary_.algorithm = "dijkstra";
-  summary_.reason =
-      "service areas: Dijkstra bounded by the distance on the CPU (it settles the area only)";
   if (!has_reverse(*graph_)) ensure_reverse(owned_graph_);  // the predecessor rule's in-arcs
   const int cores = resolve_thread_count(options_.engine.threads);
   const int threads = std::max(
@@ -40,6 +35,16 @@ void RoutingCall::prepare_service_areas() {
   std::size_t needed = graph_->forward.memory_bytes() * 2;
   needed = saturating_add(
       needed, saturating_multiply(static_cast<std::size_t>(threads), n * (2 * sizeof(double) + 8)));
+  // Every vertex within the distance and no further. On the CPU a search bounded by it, which
+  // costs the area; on the GPU (asked for by gpu_routing.device = gpu) whole trees, swept for many
+  // starts at once and cut to the distance where they lie, so that only the areas come back.
+  if (options_.device == DeviceSetting::kGpu) {
+    prepare_gpu_service_areas(threads, needed);
+    return;
+  }
+  summary_.algorithm = "dijkstra";
+  summary_.reason =
+      "service areas: Dijkstra bounded by the distance on the CPU (it settles the area only)";
   options_.engine.budget.require(needed, "gpu_driving_distance over " + std::to_string(n) +
                                              " vertices on " + std::to_string(threads) +
                                              " threads");
@@ -55,6 +60,49 @@ void RoutingCall::prepare_service_areas() {
                      threads * (threads < cores ? kStartsPerThreadOverlapped : kStartsPerThread));
 }
 
+void RoutingCall::prepare_gpu_service_areas(int threads, std::size_t host_bytes) {
+  ProblemShape shape;
+  shape.vertices = graph_->vertex_count();
+  shape.arcs = graph_->arc_count();
+  shape.source_count = static_cast<int>(std::min<std::size_t>(source_indices_.size(), 1 << 30));
+  shape.many_source = source_indices_.size() > 1;
+  shape.road_index = options_.engine.road_index != nullptr;
+  shape.road_index_pending = graph_ != &owned_graph_ && options_.engine.road_index == nullptr;
+  shape_ = shape;
+  const std::string& algorithm =
+      options_.many_source ? options_.apsp_algorithm : options_.sssp_algorithm;
+  const EngineSelection selection =
+      select_engine(DeviceSetting::kGpu, algorithm, shape, gpus_, nullptr);
+  const std::size_t n = static_cast<std::size_t>(graph_->vertex_count());
+  // Starts a batch: as many as one request of the engine's areas takes, in batches of even size,
+  // so that the next batch is swept while the backend writes this one's rows.
+  const std::size_t per_start = n * (sizeof(VertexIndex) + sizeof(double));
+  const auto most =
+      static_cast<std::size_t>(ServiceAreaSearch::engine_batch(graph_->vertex_count()));
+  const std::size_t starts = source_indices_.size();
+  const std::size_t batches = (starts + most - 1) / most;
+  const std::size_t batch = options_.equicost ? starts : (starts + batches - 1) / batches;
+  std::size_t needed = saturating_add(
+      host_bytes,
+      selection.engine->estimate_bytes(*graph_, static_cast<int>(std::min(batch, most))));
+  needed = saturating_add(needed, saturating_multiply(std::min(batch, most), per_start));
+  options_.engine.budget.require(
+      needed, "gpu_driving_distance over " + std::to_string(n) + " vertices on the GPU");
+  prepared_bytes_ = needed;
+  summary_.algorithm = selection.engine->name;
+  summary_.reason = "service areas on the GPU: " + selection.reason +
+                    "; whole trees, cut to the distance on the GPU (only the areas come back), "
+                    "the predecessor rule on " +
+                    std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  Stopwatch watch;
+  create_engine(*selection.engine);
+  summary_.compute_ms += watch.elapsed_ms();
+  summary_.device = engine_->report().device_name;
+  service_areas_ = std::make_unique<ServiceAreaSearch>(*graph_, options_.service_distance, threads,
+                                                       engine_.get());
+  batch_size_ = static_cast<int>(std::max<std::size_t>(1, batch));
+}
+
 void RoutingCall::emit_service_area_rows(std::size_t first, int count, ResultBatch& batch) {
   std::vector<ServiceAreaRow> rows;
   const VertexIndex* starts = source_indices_.data() + first;
@@ -64,7 +112,7 @@ void RoutingCall::emit_service_area_rows(std::size_t first, int count, ResultBat
   else
     service_areas_->areas(starts, count, 0, rows, options_.engine.cancel);
   summary_.rounds += count;
-  summary_.notes = std::to_string(service_areas_->settled()) + " vertices settled (the areas)";
+  Stopwatch rows_watch;
   const CsrGraph& reverse = graph_->reverse;
   batch.start_vid.reserve(rows.size());
   batch.node.reserve(rows.size());
@@ -80,6 +128,20 @@ void RoutingCall::emit_service_area_rows(std::size_t first, int count, ResultBat
     batch.edge.push_back(root ? -1 : reverse.edge_ids[static_cast<std::size_t>(row.arc)]);
     batch.cost.push_back(root ? 0.0 : reverse.weights[static_cast<std::size_t>(row.arc)]);
     batch.agg_cost.push_back(row.agg_cost);
+  }
+  area_rows_ms_ += rows_watch.elapsed_ms();
+  if (engine_ != nullptr) {
+    const EngineReport& report = engine_->report();
+    summary_.transfer_ms = report.transfer_ms - report_at_start_.transfer_ms;
+    summary_.device = report.device_name;
+    char split[160];
+    std::snprintf(split, sizeof split,
+                  " vertices within the distance (the areas): the engine's in %.1f ms, the rule "
+                  "and the order in %.1f ms, the rows in %.1f ms; ",
+                  service_areas_->engine_ms(), service_areas_->rule_ms(), area_rows_ms_);
+    summary_.notes = std::to_string(service_areas_->settled()) + split + report.notes;
+  } else {
+    summary_.notes = std::to_string(service_areas_->settled()) + " vertices settled (the areas)";
   }
 }
 

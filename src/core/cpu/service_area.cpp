@@ -12,6 +12,7 @@
 #include "base/parallel_for.hpp"
 #include "base/predecessors.hpp"
 #include "cpu/sssp_dijkstra.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing {
 
@@ -114,8 +115,9 @@ std::size_t ServiceAreaSearch::kept_worker_count() {
   return g_kept_workers.size();
 }
 
-ServiceAreaSearch::ServiceAreaSearch(const Graph& graph, double distance, int threads)
-    : graph_(graph), distance_(distance), threads_(std::max(1, threads)) {
+ServiceAreaSearch::ServiceAreaSearch(const Graph& graph, double distance, int threads,
+                                     ShortestPathEngine* engine)
+    : graph_(graph), distance_(distance), threads_(std::max(1, threads)), engine_(engine) {
   if (!has_reverse(graph))
     throw RoutingError(ErrorKind::kInternal, "service areas need the graph's reversed arcs");
 }
@@ -128,6 +130,13 @@ ServiceAreaSearch::Worker& ServiceAreaSearch::worker(int thread) {
   return *workers_[static_cast<std::size_t>(thread)];
 }
 
+int ServiceAreaSearch::engine_batch(VertexIndex vertex_count) {
+  constexpr std::size_t kAreaExchangeBytes = std::size_t{256} << 20;
+  const std::size_t per_start = std::max<std::size_t>(
+      static_cast<std::size_t>(vertex_count) * (sizeof(VertexIndex) + sizeof(double)), 1);
+  return static_cast<int>(std::clamp<std::size_t>(kAreaExchangeBytes / per_start, 1, 1 << 20));
+}
+
 void ServiceAreaSearch::one_area(VertexIndex start, int position, Worker& worker,
                                  std::vector<ServiceAreaRow>& out, const CancelToken& cancel) {
   if (!(distance_ >= 0)) return;  // pgr_drivingDistance: a negative distance has no area
@@ -136,7 +145,6 @@ void ServiceAreaSearch::one_area(VertexIndex start, int position, Worker& worker
   root.vertex = start;
   out.push_back(root);
   if (start == kNoVertex) return;  // pgRouting answers a start outside the graph with its root
-  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
   if (!worker.filled) std::fill(worker.distances.begin(), worker.distances.end(), kInfinity);
   worker.filled = false;  // until this area is put back (a failure leaves it to be filled again)
   worker.settled.clear();
@@ -158,6 +166,35 @@ void ServiceAreaSearch::one_area(VertexIndex start, int position, Worker& worker
     worker.filled = true;
     throw;
   }
+  area_rows(start, position, worker, out);
+  put_back();
+  worker.filled = true;
+}
+
+void ServiceAreaSearch::one_area_from_engine(VertexIndex start, int position, Worker& worker,
+                                             const VertexIndex* vertices, const double* distances,
+                                             std::size_t count, std::vector<ServiceAreaRow>& out) {
+  if (!(distance_ >= 0)) return;
+  ServiceAreaRow root;
+  root.start = position;
+  root.vertex = start;
+  out.push_back(root);
+  if (start == kNoVertex) return;
+  if (!worker.filled) std::fill(worker.distances.begin(), worker.distances.end(), kInfinity);
+  worker.filled = false;
+  // The area's distances in the row; every tight arc into an area vertex comes from the area (its
+  // tail is no further than the vertex), so the rule reads nothing else.
+  double* row = worker.distances.data();
+  worker.settled.assign(vertices, vertices + count);
+  for (std::size_t k = 0; k < count; ++k) row[vertices[k]] = distances[k];
+  area_rows(start, position, worker, out);
+  for (std::size_t k = 0; k < count; ++k) row[vertices[k]] = kInfinity;
+  worker.filled = true;
+}
+
+void ServiceAreaSearch::area_rows(VertexIndex start, int position, Worker& worker,
+                                  std::vector<ServiceAreaRow>& out) {
+  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
   const double* dist = worker.distances.data();
   const CsrGraph& reverse = graph_.reverse;
   const std::size_t first = out.size();
@@ -192,8 +229,6 @@ void ServiceAreaSearch::one_area(VertexIndex start, int position, Worker& worker
             [](const ServiceAreaRow& a, const ServiceAreaRow& b) {
               return a.agg_cost != b.agg_cost ? a.agg_cost < b.agg_cost : a.vertex < b.vertex;
             });
-  put_back();
-  worker.filled = true;
 }
 
 void ServiceAreaSearch::areas(const VertexIndex* starts, int count, int first_position,
@@ -206,14 +241,48 @@ void ServiceAreaSearch::areas(const VertexIndex* starts, int count, int first_po
   // Each start's rows are made on some thread, then appended in the order of the starts.
   std::vector<std::vector<ServiceAreaRow>> per_start(static_cast<std::size_t>(count));
   std::vector<std::int64_t> settled(static_cast<std::size_t>(threads), 0);
+  // From an engine: every start in the graph's area at once, then each start's rows from its own.
+  std::vector<std::int64_t> area_of(engine_ != nullptr ? static_cast<std::size_t>(count) : 0, -1);
+  AreaLists lists;
+  if (engine_ != nullptr && distance_ >= 0) {
+    std::vector<VertexIndex> in_graph;
+    for (int i = 0; i < count; ++i) {
+      if (starts[i] == kNoVertex) continue;
+      area_of[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(in_graph.size());
+      in_graph.push_back(starts[i]);
+    }
+    Stopwatch engine_watch;
+    const int most = engine_batch(graph_.vertex_count());
+    for (std::size_t first = 0; first < in_graph.size(); first += static_cast<std::size_t>(most))
+      engine_->solve_areas(in_graph.data() + first,
+                           static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(most),
+                                                                  in_graph.size() - first)),
+                           distance_, lists);
+    if (lists.ends.size() != in_graph.size())
+      throw RoutingError(ErrorKind::kInternal, "the engine returned another number of areas");
+    engine_ms_ += engine_watch.elapsed_ms();
+  }
+  Stopwatch rule_watch;
   auto body = [&](int i, int thread) {
     if (workers_[static_cast<std::size_t>(thread)] == nullptr)
       workers_[static_cast<std::size_t>(thread)] = take_worker();
     Worker& w = worker(thread);
-    one_area(starts[i], first_position + i, w, per_start[static_cast<std::size_t>(i)], cancel);
+    std::vector<ServiceAreaRow>& out = per_start[static_cast<std::size_t>(i)];
+    if (engine_ == nullptr) {
+      one_area(starts[i], first_position + i, w, out, cancel);
+    } else {
+      const std::int64_t area = area_of.empty() ? -1 : area_of[static_cast<std::size_t>(i)];
+      const std::int64_t begin = area > 0 ? lists.ends[static_cast<std::size_t>(area) - 1] : 0;
+      const std::int64_t end = area >= 0 ? lists.ends[static_cast<std::size_t>(area)] : 0;
+      cancel.throw_if_requested();
+      one_area_from_engine(starts[i], first_position + i, w, lists.vertices.data() + begin,
+                           lists.distances.data() + begin, static_cast<std::size_t>(end - begin),
+                           out);
+    }
     settled[static_cast<std::size_t>(thread)] += static_cast<std::int64_t>(w.settled.size());
   };
   parallel_for_each(count, threads, body);
+  if (engine_ != nullptr) rule_ms_ += rule_watch.elapsed_ms();
   for (std::int64_t s : settled) settled_ += s;
   std::size_t total = rows.size();
   for (const auto& part : per_start) total += part.size();

@@ -22,12 +22,18 @@ struct ServiceAreaRow {
 };
 
 class DijkstraWorkspace;
+class ShortestPathEngine;
 
 // Searches one graph's service areas of one distance; reusable for several batches of starts.
 // `graph` must carry its reversed CSR (the predecessor rule reads in-arcs) and outlive this.
 class ServiceAreaSearch {
  public:
-  ServiceAreaSearch(const Graph& graph, double distance, int threads);
+  // With `engine` (it outlives this), the areas are the engine's (ShortestPathEngine::
+  // solve_areas: the GPU's road index sweeps whole trees and sends back what is within the
+  // distance) and only the rule and the order are made here; without, Dijkstra bounded by the
+  // distance searches each.
+  ServiceAreaSearch(const Graph& graph, double distance, int threads,
+                    ShortestPathEngine* engine = nullptr);
   ~ServiceAreaSearch();
   ServiceAreaSearch(const ServiceAreaSearch&) = delete;
   ServiceAreaSearch& operator=(const ServiceAreaSearch&) = delete;
@@ -46,8 +52,17 @@ class ServiceAreaSearch {
   void nearest_areas(const VertexIndex* starts, int count, std::vector<ServiceAreaRow>& rows,
                      const CancelToken& cancel, const MemoryBudget& budget);
 
+  // Starts a request of an engine's areas at most: their worst case (every vertex within the
+  // distance, a vertex and a distance each) up to 256 MB, the GPU service's exchange of them
+  // (pages a smaller area never reaches cost nothing).
+  static int engine_batch(VertexIndex vertex_count);
+
   // Vertices settled by the searches so far (their work: the areas, not the graph).
   std::int64_t settled() const { return settled_; }
+  // With an engine, where the time of areas() went so far: the engine's areas, then the rule and
+  // the order on the threads.
+  double engine_ms() const { return engine_ms_; }
+  double rule_ms() const { return rule_ms_; }
 
   // A thread's scratch (a Dijkstra workspace and a row), kept by the process between calls.
   struct Worker;
@@ -63,13 +78,22 @@ class ServiceAreaSearch {
   // One start's area into `out`: root row first, then by (agg_cost, vertex).
   void one_area(VertexIndex start, int position, Worker& worker, std::vector<ServiceAreaRow>& out,
                 const CancelToken& cancel);
+  // The same from an engine's area (its vertices and distances, in any order).
+  void one_area_from_engine(VertexIndex start, int position, Worker& worker,
+                            const VertexIndex* vertices, const double* distances, std::size_t count,
+                            std::vector<ServiceAreaRow>& out);
+  // The area's rows but the root's, by the rule and in pgRouting's order, from the worker's row
+  // (exact over the area) and its area (worker.settled).
+  void area_rows(VertexIndex start, int position, Worker& worker, std::vector<ServiceAreaRow>& out);
   Worker& worker(int thread);
 
   const Graph& graph_;
   double distance_;
   int threads_;
+  ShortestPathEngine* engine_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::int64_t settled_ = 0;
+  double engine_ms_ = 0, rule_ms_ = 0;
 };
 
 }  // namespace gpu_routing

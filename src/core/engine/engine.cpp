@@ -1,5 +1,7 @@
 #include "engine/engine.hpp"
 
+#include <algorithm>
+
 #include "base/parallel.hpp"
 #include "base/predecessors.hpp"
 
@@ -37,6 +39,35 @@ void ShortestPathEngine::fill_predecessors_on_host(const SolveRequest& request) 
       pred[v] = arc;
     }
     if (any_pending) resolve_pending_predecessors(graph_.reverse, row, source, pred);
+  }
+}
+
+void ShortestPathEngine::solve_areas(const VertexIndex* sources, int count, double bound,
+                                     AreaLists& areas) {
+  if (count <= 0) return;
+  // Whole rows, up to 64 MB of them at a time (at least one).
+  const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
+  const int batch = static_cast<int>(std::clamp<std::size_t>(
+      (std::size_t{64} << 20) / std::max<std::size_t>(n * sizeof(double), 1), 1,
+      static_cast<std::size_t>(std::max(1, preferred_batch_size()))));
+  std::vector<double> rows(static_cast<std::size_t>(std::min(batch, count)) * n);
+  for (int first = 0; first < count; first += batch) {
+    const int now = std::min(batch, count - first);
+    SolveRequest request;
+    request.sources = sources + first;
+    request.source_count = now;
+    request.distances = rows.data();
+    solve(request);
+    options_.cancel.throw_if_requested();
+    for (int i = 0; i < now; ++i) {
+      const double* row = rows.data() + static_cast<std::size_t>(i) * n;
+      for (std::size_t v = 0; v < n; ++v) {
+        if (!(row[v] <= bound)) continue;
+        areas.vertices.push_back(static_cast<VertexIndex>(v));
+        areas.distances.push_back(row[v]);
+      }
+      areas.ends.push_back(static_cast<std::int64_t>(areas.vertices.size()));
+    }
   }
 }
 

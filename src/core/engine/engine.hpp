@@ -83,6 +83,21 @@ struct SolveRequest {
   std::size_t row_column_count = 0;
 };
 
+// Service areas as an engine gives them (ShortestPathEngine::solve_areas): each source's vertices
+// within a distance and their distances, source i's at [ends[i - 1], ends[i]) (from 0 for the
+// first), in no particular order. The rows themselves never leave the engine: a New York tree is
+// 2 MB, a 5 km area of it a few thousand entries.
+struct AreaLists {
+  std::vector<std::int64_t> ends;
+  std::vector<VertexIndex> vertices;
+  std::vector<double> distances;
+  void clear() {
+    ends.clear();
+    vertices.clear();
+    distances.clear();
+  }
+};
+
 // What an engine reports about a run, for gpu_routing_last_run().
 struct EngineReport {
   std::string device_name;  // "CPU, 16 threads" / "NVIDIA H100 80GB HBM3 (device 0)"
@@ -139,6 +154,12 @@ class ShortestPathEngine {
   // Fills request.distances (and request.predecessor_arcs when asked). Throws Cancelled when
   // options.cancel is raised, RoutingError on failure.
   virtual void solve(const SolveRequest& request) = 0;
+
+  // The vertices at most `bound` from each of `count` sources (each source itself included, at 0),
+  // appended to `areas` (its ends continue from what it holds). The default solves whole rows a
+  // few sources at a time and keeps what is within the bound; an engine that can keep its rows
+  // where it computed them (a GPU) overrides it and sends back only the areas.
+  virtual void solve_areas(const VertexIndex* sources, int count, double bound, AreaLists& areas);
 
   // The engine's own shortest path s -> t, where it has a search of its own (the road index):
   // `arcs` (indices into graph.forward, in path order; empty when s == t or t is unreachable) and

@@ -278,6 +278,36 @@ ServiceEngine::~ServiceEngine() {
   if (drop_io_at_end_) client_.drop_io_segment();
 }
 
+namespace {
+
+// The areas the service wrote (area_layout), appended to `areas` once checked: each count within
+// its room, each vertex in the graph.
+bool read_areas(const char* base, const AreaLayout& room, std::size_t sources, std::size_t n,
+                AreaLists* areas) {
+  const auto* counts = reinterpret_cast<const std::int64_t*>(base + room.counts_offset);
+  const auto* vertices = reinterpret_cast<const VertexIndex*>(base + room.vertices_offset);
+  const auto* distances = reinterpret_cast<const double*>(base + room.distances_offset);
+  std::size_t total = areas->vertices.size();
+  for (std::size_t i = 0; i < sources; ++i) {
+    if (counts[i] < 0 || static_cast<std::size_t>(counts[i]) > n) return false;
+    total += static_cast<std::size_t>(counts[i]);
+  }
+  areas->vertices.reserve(total);
+  areas->distances.reserve(total);
+  for (std::size_t i = 0; i < sources; ++i) {
+    const auto count = static_cast<std::size_t>(counts[i]);
+    const VertexIndex* own = vertices + i * n;
+    for (std::size_t k = 0; k < count; ++k)
+      if (own[k] < 0 || static_cast<std::size_t>(own[k]) >= n) return false;
+    areas->vertices.insert(areas->vertices.end(), own, own + count);
+    areas->distances.insert(areas->distances.end(), distances + i * n, distances + i * n + count);
+    areas->ends.push_back(static_cast<std::int64_t>(areas->vertices.size()));
+  }
+  return true;
+}
+
+}  // namespace
+
 int ServiceEngine::preferred_batch_size() const {
   return preferred_batch_size_for_rows(static_cast<std::size_t>(graph_.vertex_count()));
 }
@@ -315,6 +345,15 @@ void ServiceEngine::solve(const SolveRequest& request) {
   exchange(request, nullptr);
 }
 
+void ServiceEngine::solve_areas(const VertexIndex* sources, int count, double bound,
+                                AreaLists& areas) {
+  if (count <= 0) return;
+  SolveRequest request;
+  request.sources = sources;
+  request.source_count = count;
+  exchange(request, nullptr, &areas, bound);
+}
+
 bool ServiceEngine::solve_paths(VertexIndex source, const VertexIndex* targets, int target_count,
                                 TracedPaths& paths) {
   if (target_count <= 0 || !has_reverse(graph_)) return false;
@@ -326,7 +365,8 @@ bool ServiceEngine::solve_paths(VertexIndex source, const VertexIndex* targets, 
   return exchange(request, &paths);
 }
 
-bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
+bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths, AreaLists* areas,
+                             double bound) {
   if (request.source_count <= 0) return true;
   Stopwatch whole;
   client_.enter_solve();
@@ -351,7 +391,9 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   const bool with_targets = request.targets != nullptr && request.target_count > 0;
   const std::size_t targets = with_targets ? static_cast<std::size_t>(request.target_count) : 0;
   // Traced paths come back as the targets' distances (one each) and the paths.
-  const std::size_t row_width = request.compact_targets || paths != nullptr ? targets : n;
+  // Areas come back compacted in their own rooms (area_layout), no row.
+  const std::size_t row_width =
+      request.compact_targets || paths != nullptr || areas != nullptr ? targets : n;
   const std::size_t sources_offset = 0;
   const std::size_t targets_offset = align8(sources_offset + sources * sizeof(VertexIndex));
   const std::size_t distances_offset = align8(targets_offset + targets * sizeof(VertexIndex));
@@ -370,7 +412,9 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
       paths != nullptr ? saturating_add(targets * sizeof(std::int64_t),
                                         saturating_multiply(path_capacity, sizeof(ArcIndex)))
                        : 0;
-  const std::size_t total = saturating_add(paths_offset, paths_bytes);
+  const AreaLayout area_room = area_layout(paths_offset, sources, areas != nullptr ? n : 0);
+  const std::size_t total =
+      areas != nullptr ? area_room.end : saturating_add(paths_offset, paths_bytes);
   options_.budget.require(saturating_add(total, 0),
                           "the GPU service's exchange of " + std::to_string(sources) + " rows");
   bool fresh_segment = false;
@@ -412,8 +456,10 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   if (request.predecessor_arcs != nullptr) flags |= kFlagPredecessors;
   if (with_targets) flags |= kFlagTargets;
   if (request.compact_targets) flags |= kFlagCompact;
-  if (request.source_count == 1 && !request.compact_targets) flags |= kFlagBatchable;
+  if (request.source_count == 1 && !request.compact_targets && areas == nullptr)
+    flags |= kFlagBatchable;
   if (paths != nullptr) flags |= kFlagTracePaths;
+  if (areas != nullptr) flags |= kFlagAreas;
   flags |= client_.test_fault_flags();
   slot->flags = flags;
   slot->max_memory_bytes = options_.budget.limit_bytes();
@@ -426,7 +472,8 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
   slot->distances_offset = distances_offset;
   slot->predecessors_offset = predecessors_offset;
   slot->paths_offset = paths_offset;
-  slot->path_capacity = path_capacity;
+  slot->path_capacity = areas != nullptr ? n : path_capacity;
+  slot->area_bound = bound;
   slot->paths_traced = 0;
   slot->error_kind = 0;
   slot->batch_size = 0;
@@ -498,6 +545,12 @@ bool ServiceEngine::exchange(const SolveRequest& request, TracedPaths* paths) {
         for (ArcIndex arc : paths->arcs) answered = answered && arc >= 0 && arc < arc_count;
       }
     }
+  } else if (areas != nullptr) {
+    answered = read_areas(base, area_room, sources, n, areas);
+    if (!answered)
+      throw RoutingError(ErrorKind::kInternal,
+                         "the GPU service answered service areas that do not fit their graph",
+                         "Run the call again; if it repeats, report it.");
   } else if (request.row_pointers != nullptr) {
     copy_rows_to(request.row_pointers, base + distances_offset, row_width, sources,
                  request.row_columns, request.row_column_count);

@@ -139,6 +139,8 @@ class ServiceEngine final : public ShortestPathEngine {
   // ... in the caller's order of columns, gathered as they are copied out.
   bool supports_row_columns() const override { return true; }
   void solve(const SolveRequest& request) override;
+  // The areas come back from the service compacted (kFlagAreas), not as rows.
+  void solve_areas(const VertexIndex* sources, int count, double bound, AreaLists& areas) override;
   // The paths from `source` to each of `targets` (distinct), traced by the service next to the
   // row it computed, by trace_path's rule: only the paths cross to this process, not the row
   // (2 MB for New York against a few kilobytes). False when they did not fit the room this
@@ -150,8 +152,10 @@ class ServiceEngine final : public ShortestPathEngine {
 
  private:
   void publish_image();
-  // Submits the request and waits for its answer; with `paths`, the traced form (solve_paths).
-  bool exchange(const SolveRequest& request, TracedPaths* paths);
+  // Submits the request and waits for its answer; with `paths`, the traced form (solve_paths);
+  // with `areas`, the sources' areas within `bound` (solve_areas).
+  bool exchange(const SolveRequest& request, TracedPaths* paths, AreaLists* areas = nullptr,
+                double bound = 0);
   // "N requests (a fresh exchange segment of M MB), set up in ..., answered in ..., rows
   // copied ...; "
   std::string call_totals_note() const;

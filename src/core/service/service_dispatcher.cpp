@@ -295,6 +295,7 @@ void ServiceDispatcher::collect() {
     job.predecessors_offset = slot.predecessors_offset;
     job.paths_offset = slot.paths_offset;
     job.path_capacity = slot.path_capacity;
+    job.area_bound = slot.area_bound;
     // Many sources go to every device, a contiguous share each, as the in-backend multi-device
     // engines split them: one part a GPU (its lanes share its multiprocessors), one a worker in
     // CPU mode. Not the dense engines: each part would close the whole matrix.
@@ -551,7 +552,8 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
   const std::size_t sources = static_cast<std::size_t>(std::max(job.source_count, 0));
   const std::size_t targets = static_cast<std::size_t>(std::max(job.target_count, 0));
   const bool traced = (job.flags & kFlagTracePaths) != 0;
-  const std::size_t width = (job.flags & kFlagCompact) || traced ? targets : n;
+  const bool areas = (job.flags & kFlagAreas) != 0;
+  const std::size_t width = (job.flags & kFlagCompact) || traced || areas ? targets : n;
   auto ends_inside = [&](std::uint64_t offset, std::size_t bytes) {
     return offset <= io_bytes && bytes <= io_bytes - offset;
   };
@@ -563,6 +565,9 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
         ends_inside(job.paths_offset,
                     saturating_add(targets * sizeof(std::int64_t),
                                    saturating_multiply(job.path_capacity, sizeof(ArcIndex)))))) &&
+      (!areas ||
+       (!traced && !(job.flags & (kFlagCompact | kFlagPredecessors | kFlagTargets)) &&
+        job.path_capacity == n && area_layout(job.paths_offset, sources, n).end <= io_bytes)) &&
       (job.row_count < 0 || (job.first_row >= 0 && job.row_count >= 0 &&
                              job.first_row + job.row_count <= job.source_count)) &&
       ends_inside(job.sources_offset, sources * sizeof(VertexIndex)) &&
@@ -896,6 +901,35 @@ void ServiceDispatcher::solve_rows_alone(ShortestPathEngine& engine, const Job& 
   }
 }
 
+void ServiceDispatcher::solve_areas_alone(ShortestPathEngine& engine, const Job& job, char* io,
+                                          std::size_t n) {
+  const std::size_t row = static_cast<std::size_t>(std::max(job.first_row, 0));
+  const int rows = job.rows();
+  if (rows <= 0) return;
+  AreaLists areas;
+  engine.solve_areas(reinterpret_cast<const VertexIndex*>(io + job.sources_offset) + row, rows,
+                     job.area_bound, areas);
+  if (areas.ends.size() != static_cast<std::size_t>(rows))
+    throw RoutingError(ErrorKind::kInternal, "the engine returned another number of areas");
+  const AreaLayout layout =
+      area_layout(job.paths_offset, static_cast<std::size_t>(job.source_count), n);
+  auto* counts = reinterpret_cast<std::int64_t*>(io + layout.counts_offset);
+  auto* vertices = reinterpret_cast<VertexIndex*>(io + layout.vertices_offset);
+  auto* distances = reinterpret_cast<double*>(io + layout.distances_offset);
+  std::int64_t begin = 0;
+  for (int i = 0; i < rows; ++i) {
+    const std::int64_t end = areas.ends[static_cast<std::size_t>(i)];
+    const auto count = static_cast<std::size_t>(end - begin);
+    if (end < begin || count > n)
+      throw RoutingError(ErrorKind::kInternal, "the engine returned an area larger than its graph");
+    const std::size_t source = row + static_cast<std::size_t>(i);
+    counts[source] = static_cast<std::int64_t>(count);
+    std::memcpy(vertices + source * n, areas.vertices.data() + begin, count * sizeof(VertexIndex));
+    std::memcpy(distances + source * n, areas.distances.data() + begin, count * sizeof(double));
+    begin = end;
+  }
+}
+
 void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, CachedEngine& cached) {
   ShortestPathEngine& engine = *cached.engine;
   const Graph& graph = cached.graph->graph;
@@ -913,7 +947,9 @@ void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, Cac
     std::shared_ptr<SharedMapping> io_mapping = io_for(first);
     check_job(first, *io_mapping, graph);
     char* io = static_cast<char*>(io_mapping->data());
-    if (first.flags & kFlagTracePaths) {
+    if (first.flags & kFlagAreas) {
+      solve_areas_alone(engine, first, io, n);
+    } else if (first.flags & kFlagTracePaths) {
       // The paths to the targets go back: traced from the row, which stays here, or read from the
       // predecessors where the engine can leave its rows where they are.
       const bool without_rows = has_reverse(graph) && engine.supports_paths_without_rows();

@@ -74,6 +74,7 @@ class ServiceDispatcher {
     int source_count = 0, target_count = 0;
     std::uint64_t sources_offset = 0, targets_offset = 0, distances_offset = 0,
                   predecessors_offset = 0, paths_offset = 0, path_capacity = 0;
+    double area_bound = 0;  // kFlagAreas
     // A part of a request split over the workers: rows [first_row, first_row + row_count) of
     // it (row_count -1: the whole request); the request is answered when every part is.
     int first_row = 0, row_count = -1;
@@ -183,6 +184,8 @@ class ServiceDispatcher {
   void run_group(Worker& worker, std::vector<Job>& group);
   void solve_group(Worker& worker, std::vector<Job>& group, CachedEngine& cached);
   void solve_rows_alone(ShortestPathEngine& engine, const Job& job, char* io, std::size_t n);
+  // kFlagAreas: this job's sources' service areas into their rooms (area_layout).
+  void solve_areas_alone(ShortestPathEngine& engine, const Job& job, char* io, std::size_t n);
   CachedEngine& engine_for(Worker& worker, const Job& job, std::size_t sources);
   std::shared_ptr<CachedGraph> graph_for(const std::string& segment);  // under mutex_
   std::shared_ptr<SharedMapping> io_for(const Job& job);               // takes mutex_

@@ -38,8 +38,8 @@ namespace gpu_routing::service {
 constexpr std::uint32_t kMagic = 0x47505253;  // "GPRS"
 // 2: the road index's segment in a request; 3: a worker per GPU (DeviceEntry's state and load);
 // 4: paths traced by the service (kFlagTracePaths); 5: notes of 512 bytes (where an engine's
-// time went).
-constexpr std::uint32_t kLayoutVersion = 5;
+// time went); 6: service areas (kFlagAreas, area_bound).
+constexpr std::uint32_t kLayoutVersion = 6;
 constexpr int kSlotCount = 256;
 constexpr int kMaxDevices = 32;   // worker entries: GPUs x lanes
 constexpr int kDefaultLanes = 3;  // gpu_routing.service_lanes = 0
@@ -140,8 +140,11 @@ struct RequestSlot {
       predecessors_offset;  // source_count rows of vertex_count ArcIndex (kFlagPredecessors)
   // kFlagTracePaths: target_count path ends (int64, arcs of target j end at ends[j]), then room
   // for path_capacity ArcIndex (indices into the graph's reversed CSR, each path in path order).
+  // kFlagAreas uses the same room (area_layout), path_capacity then the room a source (the graph's
+  // vertices).
   std::uint64_t paths_offset;
   std::uint64_t path_capacity;
+  double area_bound;  // kFlagAreas: the areas' distance
 
   // The answer.
   std::int32_t error_kind;  // ErrorKind, when failed
@@ -165,10 +168,35 @@ constexpr std::uint32_t kFlagBatchable = 1u << 3;     // one source: may share a
 // (trace_path's rule) and sends back the targets' distances (one per target, as compact rows)
 // and the paths, not the row: a New York row is 2 MB, a path a few kilobytes.
 constexpr std::uint32_t kFlagTracePaths = 1u << 4;
+// Service areas: each source's vertices within area_bound and their distances go back
+// (ShortestPathEngine::solve_areas), not its row; written in the paths' room.
+constexpr std::uint32_t kFlagAreas = 1u << 5;
 // Test hooks (gpu_routing.test_fault, superusers): the service fails the request as a CUDA error
 // that poisons the context would (and restarts), or as device memory running out would.
 constexpr std::uint32_t kFlagFaultDevice = 1u << 8;
 constexpr std::uint32_t kFlagFaultMemory = 1u << 9;
+
+// Where a kFlagAreas request's answer lies in its exchange segment, from paths_offset: each
+// source's count, then a room of `vertices` entries a source for its vertices and one for their
+// distances. Every source has a room of the graph's size, so split parts of a request write apart
+// and nothing is counted twice; pages a small area never reaches are never written (no memory).
+struct AreaLayout {
+  std::uint64_t counts_offset = 0;     // source_count int64
+  std::uint64_t vertices_offset = 0;   // source_count x vertices VertexIndex
+  std::uint64_t distances_offset = 0;  // source_count x vertices double
+  std::uint64_t end = 0;
+};
+inline AreaLayout area_layout(std::uint64_t offset, std::size_t sources, std::size_t vertices) {
+  auto align8 = [](std::uint64_t x) { return (x + 7) & ~std::uint64_t{7}; };
+  AreaLayout layout;
+  layout.counts_offset = offset;
+  layout.vertices_offset = align8(saturating_add(offset, sources * sizeof(std::int64_t)));
+  layout.distances_offset = align8(saturating_add(
+      layout.vertices_offset, saturating_multiply(sources * sizeof(VertexIndex), vertices)));
+  layout.end = saturating_add(layout.distances_offset,
+                              saturating_multiply(sources * sizeof(double), vertices));
+  return layout;
+}
 
 struct ControlHeader {
   std::uint32_t magic, layout_version;

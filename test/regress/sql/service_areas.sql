@@ -2,7 +2,8 @@
 -- the same server). Rows, order, costs and agg_costs are compared exactly; the edge of a vertex
 -- only where shortest paths do not tie (gpu_routing's predecessor rule picks among tied edges),
 -- and every edge is checked to be a tight arc of the vertex's shortest path tree.
--- It runs on the CPU whatever device the session asks for by default (the GPU suite sets gpu).
+-- It runs on the CPU unless gpu_routing.device = gpu (the GPU suite sets gpu by default: the
+-- queries below set auto); the GPU's areas are checked against the CPU's at the end.
 SET gpu_routing.device = auto;
 \set e 'SELECT id, source, target, cost, reverse_cost FROM sample_edges'
 SELECT * FROM gpu_driving_distance(:'e', 11, 3.0);
@@ -62,10 +63,45 @@ JOIN pgr_drivingDistance(:'r', ARRAY[1, 1000, 3000], 5000.0) p USING (seq, from_
 -- Bad input: what pgRouting refuses, refused with a message naming it.
 SELECT * FROM gpu_driving_distance(:'e', ARRAY[]::bigint[], 1.0);
 SELECT * FROM gpu_driving_distance(:'e', 11, 'NaN');
-SET gpu_routing.device = gpu;
-SELECT * FROM gpu_driving_distance(:'e', 11, 1.0);
-SET gpu_routing.device = auto;
 -- What ran.
 SELECT algorithm, device ~ '^CPU' AS on_cpu, reason FROM gpu_routing_last_run();
 SELECT count(*) FROM gpu_driving_distance(:'e', 11, 2.0);
 SELECT function, algorithm, reason, sources, rows, rounds, notes FROM gpu_routing_last_run();
+
+-- gpu_routing.device = gpu: whole trees swept on the GPU and cut to the distance there, the rule
+-- and the order in the backend. Where a GPU is usable the rows are the CPU's, row for row (one
+-- start, several with a duplicate and an id not in the graph, equicost, both directions); where
+-- none is, the call is refused as every function under device = gpu is. Either way one line.
+CREATE FUNCTION pg_temp.areas_on_the_gpu(e text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  got_state text;
+  got_message text;
+  differing bigint;
+  query text := format($q$
+    SELECT 1 AS q, NULL::bigint AS from_v, seq, node, edge, cost, agg_cost FROM gpu_driving_distance(%1$L, 11, 3.0)
+    UNION ALL SELECT 2, from_v, seq, node, edge, cost, agg_cost FROM gpu_driving_distance(%1$L, ARRAY[16, 11, 16, 999], 2.0)
+    UNION ALL SELECT 3, from_v, seq, node, edge, cost, agg_cost FROM gpu_driving_distance(%1$L, ARRAY[16, 7], 2.0, equicost => true)
+    UNION ALL SELECT 4, from_v, seq, node, edge, cost, agg_cost FROM gpu_driving_distance(%1$L, ARRAY[3, 11], 2.5, false)$q$, e);
+BEGIN
+  PERFORM set_config('gpu_routing.device', 'cpu', true);
+  EXECUTE 'CREATE TEMP TABLE areas_cpu AS ' || query;
+  PERFORM set_config('gpu_routing.device', 'gpu', true);
+  BEGIN
+    EXECUTE 'CREATE TEMP TABLE areas_gpu AS ' || query;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS got_state = RETURNED_SQLSTATE, got_message = MESSAGE_TEXT;
+  END;
+  PERFORM set_config('gpu_routing.device', 'auto', true);
+  IF got_state IS NOT NULL THEN
+    RETURN CASE WHEN got_state = '55000' AND got_message LIKE 'gpu_routing.device = gpu needs a GPU, but none is usable: %'
+                THEN 'the CPU''s rows, or no usable GPU and the usual refusal'
+                ELSE got_state || ': ' || got_message END;
+  END IF;
+  SELECT count(*) INTO differing FROM
+    ((TABLE areas_cpu EXCEPT ALL TABLE areas_gpu) UNION ALL (TABLE areas_gpu EXCEPT ALL TABLE areas_cpu)) x;
+  RETURN CASE WHEN differing = 0 AND (SELECT count(*) FROM areas_gpu) = (SELECT count(*) FROM areas_cpu)
+              THEN 'the CPU''s rows, or no usable GPU and the usual refusal'
+              ELSE differing || ' rows differ from the CPU''s' END;
+END
+$$;
+SELECT pg_temp.areas_on_the_gpu(:'e') AS device_gpu;
