@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/parallel.hpp"
+#include "base/parallel_for.hpp"
 #include "call/routing_call.hpp"
 
 namespace gpu_routing {
@@ -113,22 +114,32 @@ void RoutingCall::emit_service_area_rows(std::size_t first, int count, ResultBat
     service_areas_->areas(starts, count, 0, rows, options_.engine.cancel);
   summary_.rounds += count;
   Stopwatch rows_watch;
+  // The batch's columns, filled in blocks on the search's threads (one thread took 25 ms for the
+  // 900,000 rows of 100 New York areas of 10 km, as long as the areas' rule and order).
   const CsrGraph& reverse = graph_->reverse;
-  batch.start_vid.reserve(rows.size());
-  batch.node.reserve(rows.size());
-  batch.edge.reserve(rows.size());
-  batch.cost.reserve(rows.size());
-  batch.agg_cost.reserve(rows.size());
-  for (const ServiceAreaRow& row : rows) {
-    const std::int64_t start_id = start_ids_[first + static_cast<std::size_t>(row.start)];
-    batch.start_vid.push_back(start_id);
-    // A start outside the graph is answered with its own id (pgr_drivingDistance's root row).
-    batch.node.push_back(row.vertex == kNoVertex ? start_id : graph_->vertices.id(row.vertex));
-    const bool root = row.arc == kNoArc;
-    batch.edge.push_back(root ? -1 : reverse.edge_ids[static_cast<std::size_t>(row.arc)]);
-    batch.cost.push_back(root ? 0.0 : reverse.weights[static_cast<std::size_t>(row.arc)]);
-    batch.agg_cost.push_back(row.agg_cost);
-  }
+  const std::size_t total = rows.size();
+  batch.start_vid.resize(total);
+  batch.node.resize(total);
+  batch.edge.resize(total);
+  batch.cost.resize(total);
+  batch.agg_cost.resize(total);
+  constexpr std::size_t kRowsPerBlock = std::size_t{1} << 14;
+  const int blocks = static_cast<int>((total + kRowsPerBlock - 1) / kRowsPerBlock);
+  parallel_for_each(blocks, service_areas_->threads(), [&](int block, int) {
+    const std::size_t begin = static_cast<std::size_t>(block) * kRowsPerBlock;
+    const std::size_t end = std::min(total, begin + kRowsPerBlock);
+    for (std::size_t i = begin; i < end; ++i) {
+      const ServiceAreaRow& row = rows[i];
+      const std::int64_t start_id = start_ids_[first + static_cast<std::size_t>(row.start)];
+      batch.start_vid[i] = start_id;
+      // A start outside the graph is answered with its own id (pgr_drivingDistance's root row).
+      batch.node[i] = row.vertex == kNoVertex ? start_id : graph_->vertices.id(row.vertex);
+      const bool root = row.arc == kNoArc;
+      batch.edge[i] = root ? -1 : reverse.edge_ids[static_cast<std::size_t>(row.arc)];
+      batch.cost[i] = root ? 0.0 : reverse.weights[static_cast<std::size_t>(row.arc)];
+      batch.agg_cost[i] = row.agg_cost;
+    }
+  });
   area_rows_ms_ += rows_watch.elapsed_ms();
   if (engine_ != nullptr) {
     const EngineReport& report = engine_->report();

@@ -284,10 +284,18 @@ void ServiceAreaSearch::areas(const VertexIndex* starts, int count, int first_po
   parallel_for_each(count, threads, body);
   if (engine_ != nullptr) rule_ms_ += rule_watch.elapsed_ms();
   for (std::int64_t s : settled) settled_ += s;
-  std::size_t total = rows.size();
-  for (const auto& part : per_start) total += part.size();
-  rows.reserve(total);
-  for (const auto& part : per_start) rows.insert(rows.end(), part.begin(), part.end());
+  // Appended in the order of the starts, each start's part copied on some thread (New York, 100
+  // areas of 10 km: 900,000 rows, 21 MB).
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(count) + 1, rows.size());
+  for (int i = 0; i < count; ++i)
+    offsets[static_cast<std::size_t>(i) + 1] =
+        offsets[static_cast<std::size_t>(i)] + per_start[static_cast<std::size_t>(i)].size();
+  rows.resize(offsets.back());
+  parallel_for_each(count, threads, [&](int i, int) {
+    const auto& part = per_start[static_cast<std::size_t>(i)];
+    std::copy(part.begin(), part.end(),
+              rows.begin() + static_cast<std::ptrdiff_t>(offsets[static_cast<std::size_t>(i)]));
+  });
 }
 
 void ServiceAreaSearch::nearest_areas(const VertexIndex* starts, int count,

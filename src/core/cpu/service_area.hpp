@@ -57,6 +57,7 @@ class ServiceAreaSearch {
   // (pages a smaller area never reaches cost nothing).
   static int engine_batch(VertexIndex vertex_count);
 
+  int threads() const { return threads_; }
   // Vertices settled by the searches so far (their work: the areas, not the graph).
   std::int64_t settled() const { return settled_; }
   // With an engine, where the time of areas() went so far: the engine's areas, then the rule and
