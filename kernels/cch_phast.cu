@@ -25,6 +25,7 @@
 // the same sums as the host sweep (Cch::one_to_all), so rows equal the CPU engine's bit for bit;
 // predecessors follow the common rule on the device (predecessors_gpu.cuh).
 #include <algorithm>
+#include <limits>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -442,6 +443,8 @@ class GpuCchEngine final : public ShortestPathEngine {
   // the vertices within the bound; only those cross to the host, not the rows.
   void solve_areas(const VertexIndex* sources, int count, double bound, AreaLists& areas) override {
     if (count <= 0) return;
+    // The kernels keep what is at most the bound: an infinite one would keep the unreachable.
+    bound = std::min(bound, std::numeric_limits<double>::max());
     Stopwatch watch;
     const double transfer_before = report_.transfer_ms;
     use_device(device_);

@@ -383,7 +383,7 @@ TEST(GpuCch, ServiceAreasEqualTheCpuRowsCutToTheDistance) {
                    const std::vector<VertexIndex>& sources, const std::string& what) {
     auto on_gpu = gpu_cch().create(g, options);
     auto on_cpu = cpu->create(g, options);
-    for (const double bound : {-1.0, 0.0, 25.0, 140.0, 1e300}) {
+    for (const double bound : {-1.0, 0.0, 25.0, 140.0, 1e300, kInfinity}) {
       AreaLists got, want;
       // Something before: areas are appended, their ends continuing from it.
       got.vertices = {0};

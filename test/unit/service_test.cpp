@@ -730,7 +730,7 @@ TEST_F(ServiceTest, ServiceAreasComeBackCompactedAndEqualTheEnginesOwn) {
     auto client = connect_client();
     auto remote = client->create(*dijkstra, graph, single_thread(), image.name());
     auto local = dijkstra->create(graph, single_thread());
-    for (const double bound : {-1.0, 0.0, 40.0, 1e12}) {
+    for (const double bound : {-1.0, 0.0, 40.0, 1e12, kInfinity}) {
       AreaLists got, want;
       remote->solve_areas(sources.data(), static_cast<int>(sources.size()), bound, got);
       local->solve_areas(sources.data(), static_cast<int>(sources.size()), bound, want);

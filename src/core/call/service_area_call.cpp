@@ -1,6 +1,8 @@
 // RoutingCall's service areas (CallKind::kServiceArea, gpu_driving_distance): bounded Dijkstra
-// on the CPU, batches of starts computed one ahead on the batch thread like any call's, so the
-// backend writes one batch's rows while the next is searched and a cancel lands within a batch.
+// on the CPU, or with gpu_routing.device = gpu a GPU engine's whole trees cut to the distance on
+// the device (ShortestPathEngine::solve_areas); batches of starts computed one ahead on the batch
+// thread like any call's, so the backend writes one batch's rows while the next is searched and a
+// cancel lands within a batch.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -66,7 +68,7 @@ void RoutingCall::prepare_gpu_service_areas(int threads, std::size_t host_bytes)
   shape.vertices = graph_->vertex_count();
   shape.arcs = graph_->arc_count();
   shape.source_count = static_cast<int>(std::min<std::size_t>(source_indices_.size(), 1 << 30));
-  shape.many_source = source_indices_.size() > 1;
+  shape.many_source = options_.many_source;  // the SQL form's setting names the engine
   shape.road_index = options_.engine.road_index != nullptr;
   shape.road_index_pending = graph_ != &owned_graph_ && options_.engine.road_index == nullptr;
   shape_ = shape;

@@ -62,7 +62,7 @@ void ShortestPathEngine::solve_areas(const VertexIndex* sources, int count, doub
     for (int i = 0; i < now; ++i) {
       const double* row = rows.data() + static_cast<std::size_t>(i) * n;
       for (std::size_t v = 0; v < n; ++v) {
-        if (!(row[v] <= bound)) continue;
+        if (!(row[v] <= bound) || row[v] == kInfinity) continue;  // unreachable: in no area
         areas.vertices.push_back(static_cast<VertexIndex>(v));
         areas.distances.push_back(row[v]);
       }

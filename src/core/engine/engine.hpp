@@ -155,8 +155,9 @@ class ShortestPathEngine {
   // options.cancel is raised, RoutingError on failure.
   virtual void solve(const SolveRequest& request) = 0;
 
-  // The vertices at most `bound` from each of `count` sources (each source itself included, at 0),
-  // appended to `areas` (its ends continue from what it holds). The default solves whole rows a
+  // The vertices at most `bound` from each of `count` sources (each source itself included, at 0;
+  // unreachable vertices never, even for an infinite bound), appended to `areas` (its ends
+  // continue from what it holds). The default solves whole rows a
   // few sources at a time and keeps what is within the bound; an engine that can keep its rows
   // where it computed them (a GPU) overrides it and sends back only the areas.
   virtual void solve_areas(const VertexIndex* sources, int count, double bound, AreaLists& areas);
