@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cpu/service_area.hpp"
+#include "service.hpp"
 #include "service/service_client.hpp"
 
 #include "postgres_headers.hpp"
@@ -59,8 +60,11 @@ void retain_freed_memory() {
   }
   // Service areas' workers (a Dijkstra workspace and a row each) kept within the same allowance.
   ServiceAreaSearch::set_kept_worker_bytes(bytes);
-  // The GPU service's exchange segment: kept whole up to the same allowance (64 MB at least).
+  // The GPU service's exchange segment: kept whole up to the same allowance (64 MB at least); a
+  // segment kept from an earlier call over a lowered allowance goes now, not after the next call
+  // through the service.
   service::ServiceClient::set_kept_exchange_bytes(bytes);
+  trim_service_exchange();
   g_applied_kb = g_retained_kb;
 }
 

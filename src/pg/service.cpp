@@ -104,6 +104,10 @@ ServiceClient* client() {
 
 }  // namespace
 
+void trim_service_exchange() {
+  if (g_client != nullptr) g_client->drop_io_segment_over_kept();
+}
+
 bool service_configured() {
   return g_preloaded && g_service != kServiceOff;
 }
@@ -289,7 +293,8 @@ void service_state_rows(std::vector<std::pair<std::string, std::string>>* rows) 
                  100.0 * static_cast<double>(e.busy_ns.load()) / 1e9 / alive_s, alive_s);
         line += text;
       }
-      rows->emplace_back((gpu_mode ? "service lane " : "service worker ") + std::to_string(d), line);
+      rows->emplace_back((gpu_mode ? "service lane " : "service worker ") + std::to_string(d),
+                         line);
     }
   }
   // Graphs on the device: a consistent copy (the service rewrites the list under graphs_seq).

@@ -29,6 +29,9 @@ struct ServiceUse {
 // inside guarded code.
 void resolve_service(bool wait_for_gpu, ServiceUse* use);
 
+// Drops this backend's exchange segment with the service when it is larger than
+// gpu_routing.retained_memory now allows (between calls; nothing when it has none).
+void trim_service_exchange();
 // True when gpu_routing.service is on for this server (preloaded, not off).
 bool service_configured();
 bool service_cpu_mode();  // gpu_routing.service = cpu

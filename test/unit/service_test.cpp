@@ -751,6 +751,28 @@ TEST_F(ServiceTest, ServiceAreasComeBackCompactedAndEqualTheEnginesOwn) {
   }
 }
 
+// An exchange segment over the allowance a session keeps (gpu_routing.retained_memory) is dropped
+// between calls once the allowance is lowered, not only at the end of the next call through the
+// service; within it, it stays.
+TEST_F(ServiceTest, AnExchangeSegmentOverALoweredAllowanceIsDroppedBetweenCalls) {
+  start_dispatcher();
+  auto client = connect_client();
+  ServiceClient::set_kept_exchange_bytes(std::size_t{1} << 30);
+  const std::string name = client->io_segment(std::size_t{100} << 20).name();
+  const std::string path = "/dev/shm/" + name;
+  client->drop_io_segment_over_kept();
+  EXPECT_GE(client->io_segment_bytes(), std::size_t{100} << 20) << "kept within 1 GB";
+  EXPECT_EQ(access(path.c_str(), F_OK), 0) << path;
+  ServiceClient::set_kept_exchange_bytes(0);  // the floor, 64 MB
+  client->drop_io_segment_over_kept();
+  EXPECT_EQ(client->io_segment_bytes(), 0u);
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << path << " is still there";
+  // A segment within the floor stays.
+  client->io_segment(std::size_t{8} << 20);
+  client->drop_io_segment_over_kept();
+  EXPECT_GT(client->io_segment_bytes(), 0u);
+}
+
 // A road-index request keeps no batch window while another lane could take it: with two
 // workers and a 20 s window it is answered at once (the window held it 20 s before); with one
 // worker there is no other lane, and the window holds it as it holds every batchable request.

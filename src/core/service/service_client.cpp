@@ -221,6 +221,11 @@ void ServiceClient::drop_io_segment() {
   unlink_segment(name);
 }
 
+void ServiceClient::drop_io_segment_over_kept() {
+  if (solves_in_flight_.load(std::memory_order_acquire) > 0) return;  // a call is using it
+  if (io_segment_bytes() > g_kept_exchange_bytes.load(std::memory_order_relaxed)) drop_io_segment();
+}
+
 std::string ServiceClient::new_graph_segment_name() {
   return graph_segment_name(postmaster_pid_, backend_pid_, ++sequence_);
 }

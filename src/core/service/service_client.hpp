@@ -85,6 +85,11 @@ class ServiceClient final : public RemoteEngines {
   // After a request was abandoned the service may still write into the segment it named: the
   // next request gets a new one.
   void drop_io_segment();
+  // Drops the exchange segment kept from an earlier call when it is larger than the session may
+  // now keep (set_kept_exchange_bytes lowered), between calls: otherwise it stayed until the end
+  // of the next call through the service.
+  void drop_io_segment_over_kept();
+  std::size_t io_segment_bytes() const { return io_.valid() ? io_.size() : 0; }
   std::string new_graph_segment_name();
   void set_held_slot(int slot) { held_slot_ = slot; }
   long backend_pid() const { return backend_pid_; }
