@@ -25,8 +25,8 @@
 // the same sums as the host sweep (Cch::one_to_all), so rows equal the CPU engine's bit for bit;
 // predecessors follow the common rule on the device (predecessors_gpu.cuh).
 #include <algorithm>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>

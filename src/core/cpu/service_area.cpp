@@ -19,7 +19,8 @@ namespace gpu_routing {
 struct ServiceAreaSearch::Worker {
   VertexIndex vertex_count = 0;
   double max_integer_weight = -1;  // the Dijkstra workspace's (its queue depends on it)
-  std::unique_ptr<DijkstraWorkspace> dijkstra;
+  std::unique_ptr<DijkstraWorkspace> dijkstra;  // made on the first search (an engine's areas
+                                                // need none)
   // One start's row (exact within the distance), +infinity everywhere between starts when
   // `filled`: each area puts back what it wrote, so a start costs its area, not the graph.
   std::vector<double> distances;
@@ -70,7 +71,6 @@ std::unique_ptr<ServiceAreaSearch::Worker> ServiceAreaSearch::take_worker() cons
   auto worker = std::make_unique<Worker>();
   worker->vertex_count = graph_.vertex_count();
   worker->max_integer_weight = max_weight;
-  worker->dijkstra = take_dijkstra_workspace(graph_.vertex_count(), max_weight);
   worker->distances.assign(static_cast<std::size_t>(graph_.vertex_count()), kInfinity);
   worker->filled = true;
   return worker;
@@ -94,7 +94,8 @@ std::vector<std::unique_ptr<ServiceAreaSearch::Worker>> evict_past_allowance() {
 }  // namespace
 
 void ServiceAreaSearch::give_back_worker(std::unique_ptr<Worker> worker) {
-  if (worker == nullptr || !worker->filled || !worker->dijkstra->clean() ||
+  if (worker == nullptr || !worker->filled ||
+      (worker->dijkstra != nullptr && !worker->dijkstra->clean()) ||
       worker->vertex_count > kKeptWorkerVertices)
     return;
   std::vector<std::unique_ptr<Worker>> evicted;  // freed outside the lock
@@ -159,6 +160,8 @@ void ServiceAreaSearch::one_area(VertexIndex start, int position, Worker& worker
     }
   };
   try {
+    if (worker.dijkstra == nullptr)
+      worker.dijkstra = take_dijkstra_workspace(graph_.vertex_count(), worker.max_integer_weight);
     worker.dijkstra->run(forward, start, worker.distances.data(), nullptr, 0, cancel, distance_,
                          &worker.settled, true);
   } catch (const Cancelled&) {
