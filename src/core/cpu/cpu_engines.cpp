@@ -177,12 +177,9 @@ class CpuCchEngine final : public ShortestPathEngine {
     std::vector<double>& scratch = column_scratch_.at(static_cast<std::size_t>(thread));
     if (scratch.size() < width) scratch.resize(width);
     for (int i = 0; i < count; ++i) {
-      double* out = rows[i];
-      std::memcpy(scratch.data(), out, width * sizeof(double));
-      for (std::size_t c = 0; c < request.row_column_count; ++c) {
-        const auto column = static_cast<std::size_t>(request.row_columns[c]);  // negative: past
-        out[c] = column < width ? scratch[column] : kInfinity;
-      }
+      std::memcpy(scratch.data(), rows[i], width * sizeof(double));
+      gather_row_columns(scratch.data(), width, request.row_columns, request.row_column_count,
+                         rows[i]);
     }
   }
 

@@ -4,6 +4,7 @@
 
 #include "base/parallel.hpp"
 #include "base/predecessors.hpp"
+#include "engine/compact_rows.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -45,30 +46,23 @@ void ShortestPathEngine::fill_predecessors_on_host(const SolveRequest& request) 
 void ShortestPathEngine::solve_areas(const VertexIndex* sources, int count, double bound,
                                      AreaLists& areas) {
   if (count <= 0) return;
-  // Whole rows, up to 64 MB of them at a time (at least one).
+  // Whole rows, up to 64 MB of them at a time (at least one), cut to the bound.
   const std::size_t n = static_cast<std::size_t>(graph_.vertex_count());
-  const int batch = static_cast<int>(std::clamp<std::size_t>(
+  const std::size_t per_part = std::clamp<std::size_t>(
       (std::size_t{64} << 20) / std::max<std::size_t>(n * sizeof(double), 1), 1,
-      static_cast<std::size_t>(std::max(1, preferred_batch_size()))));
-  std::vector<double> rows(static_cast<std::size_t>(std::min(batch, count)) * n);
-  for (int first = 0; first < count; first += batch) {
-    const int now = std::min(batch, count - first);
-    SolveRequest request;
-    request.sources = sources + first;
-    request.source_count = now;
-    request.distances = rows.data();
-    solve(request);
-    options_.cancel.throw_if_requested();
-    for (int i = 0; i < now; ++i) {
-      const double* row = rows.data() + static_cast<std::size_t>(i) * n;
-      for (std::size_t v = 0; v < n; ++v) {
-        if (!(row[v] <= bound) || row[v] == kInfinity) continue;  // unreachable: in no area
-        areas.vertices.push_back(static_cast<VertexIndex>(v));
-        areas.distances.push_back(row[v]);
-      }
-      areas.ends.push_back(static_cast<std::int64_t>(areas.vertices.size()));
-    }
-  }
+      static_cast<std::size_t>(std::max(1, preferred_batch_size())));
+  std::vector<double> rows;
+  solve_whole_rows_in_parts(
+      *this, sources, static_cast<std::size_t>(count), nullptr, 0, per_part, rows,
+      [&](std::size_t, const double* row) {
+        options_.cancel.throw_if_requested();
+        for (std::size_t v = 0; v < n; ++v) {
+          if (!(row[v] <= bound) || row[v] == kInfinity) continue;  // unreachable: in no area
+          areas.vertices.push_back(static_cast<VertexIndex>(v));
+          areas.distances.push_back(row[v]);
+        }
+        areas.ends.push_back(static_cast<std::int64_t>(areas.vertices.size()));
+      });
 }
 
 const std::vector<EngineInfo>& engine_table() {

@@ -83,6 +83,17 @@ struct SolveRequest {
   std::size_t row_column_count = 0;
 };
 
+// One row in the caller's order of columns (SolveRequest::row_columns): out[c] = row[columns[c]],
+// kInfinity for a column not in the row's `width` (negative ones included). `out` must not
+// overlap `row`.
+inline void gather_row_columns(const double* row, std::size_t width, const std::int64_t* columns,
+                               std::size_t column_count, double* out) {
+  for (std::size_t c = 0; c < column_count; ++c) {
+    const auto column = static_cast<std::size_t>(columns[c]);  // negative: past the width
+    out[c] = column < width ? row[column] : kInfinity;
+  }
+}
+
 // Service areas as an engine gives them (ShortestPathEngine::solve_areas): each source's vertices
 // within a distance and their distances, source i's at [ends[i - 1], ends[i]) (from 0 for the
 // first), in no particular order. The rows themselves never leave the engine: a New York tree is
@@ -91,11 +102,6 @@ struct AreaLists {
   std::vector<std::int64_t> ends;
   std::vector<VertexIndex> vertices;
   std::vector<double> distances;
-  void clear() {
-    ends.clear();
-    vertices.clear();
-    distances.clear();
-  }
 };
 
 // What an engine reports about a run, for gpu_routing_last_run().

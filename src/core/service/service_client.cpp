@@ -72,11 +72,7 @@ void copy_rows_to(double* const* to, const char* from, std::size_t width, std::s
       std::memcpy(to[r], row, row_bytes);
       return;
     }
-    double* out = to[r];
-    for (std::size_t c = 0; c < column_count; ++c) {
-      const auto column = static_cast<std::size_t>(columns[c]);  // negative: past the width
-      out[c] = column < width ? row[column] : kInfinity;
-    }
+    gather_row_columns(row, width, columns, column_count, to[r]);
   });
 }
 
