@@ -279,36 +279,6 @@ ServiceEngine::~ServiceEngine() {
   if (drop_io_at_end_) client_.drop_io_segment();
 }
 
-namespace {
-
-// The areas the service wrote (area_layout), appended to `areas` once checked: each count within
-// its room, each vertex in the graph.
-bool read_areas(const char* base, const AreaLayout& room, std::size_t sources, std::size_t n,
-                AreaLists* areas) {
-  const auto* counts = reinterpret_cast<const std::int64_t*>(base + room.counts_offset);
-  const auto* vertices = reinterpret_cast<const VertexIndex*>(base + room.vertices_offset);
-  const auto* distances = reinterpret_cast<const double*>(base + room.distances_offset);
-  std::size_t total = areas->vertices.size();
-  for (std::size_t i = 0; i < sources; ++i) {
-    if (counts[i] < 0 || static_cast<std::size_t>(counts[i]) > n) return false;
-    total += static_cast<std::size_t>(counts[i]);
-  }
-  areas->vertices.reserve(total);
-  areas->distances.reserve(total);
-  for (std::size_t i = 0; i < sources; ++i) {
-    const auto count = static_cast<std::size_t>(counts[i]);
-    const VertexIndex* own = vertices + i * n;
-    for (std::size_t k = 0; k < count; ++k)
-      if (own[k] < 0 || static_cast<std::size_t>(own[k]) >= n) return false;
-    areas->vertices.insert(areas->vertices.end(), own, own + count);
-    areas->distances.insert(areas->distances.end(), distances + i * n, distances + i * n + count);
-    areas->ends.push_back(static_cast<std::int64_t>(areas->vertices.size()));
-  }
-  return true;
-}
-
-}  // namespace
-
 int ServiceEngine::preferred_batch_size() const {
   return preferred_batch_size_for_rows(static_cast<std::size_t>(graph_.vertex_count()));
 }

@@ -595,31 +595,11 @@ void ServiceDispatcher::check_job(const Job& job, const SharedMapping& io_mappin
 void ServiceDispatcher::write_traced_paths(const Job& job, char* io, const double* row,
                                            const double* own_distances,
                                            const ArcIndex* predecessor_row, const Graph& graph) {
-  const std::size_t targets = static_cast<std::size_t>(job.target_count);
-  const VertexIndex source = *reinterpret_cast<const VertexIndex*>(io + job.sources_offset);
-  const auto* target_ids = reinterpret_cast<const VertexIndex*>(io + job.targets_offset);
-  auto* distances = reinterpret_cast<double*>(io + job.distances_offset);
-  auto* ends = reinterpret_cast<std::int64_t*>(io + job.paths_offset);
-  auto* arcs = reinterpret_cast<ArcIndex*>(io + job.paths_offset + targets * sizeof(std::int64_t));
-  // An image without its reversed CSR cannot be traced here: the backend solves the row instead.
-  bool fits = has_reverse(graph);
-  std::uint64_t used = 0;
-  for (std::size_t j = 0; j < targets; ++j) {
-    const VertexIndex target = target_ids[j];
-    distances[j] = row != nullptr ? row[target] : own_distances[j];
-    if (fits && target != source && distances[j] < kInfinity) {
-      const std::vector<ArcIndex> path =
-          row != nullptr ? trace_path(graph.reverse, row, source, target)
-                         : path_from_predecessors(graph.reverse, predecessor_row, source, target);
-      if (path.size() > job.path_capacity - used) {
-        fits = false;  // more path than room: the backend asks for the row instead
-      } else {
-        std::memcpy(arcs + used, path.data(), path.size() * sizeof(ArcIndex));
-        used += path.size();
-      }
-    }
-    ends[j] = static_cast<std::int64_t>(used);
-  }
+  const TracedPathsRoom room{job.sources_offset,   job.targets_offset,
+                             job.distances_offset, job.paths_offset,
+                             job.path_capacity,    static_cast<std::size_t>(job.target_count)};
+  const bool fits =
+      service::write_traced_paths(io, room, row, own_distances, predecessor_row, graph);
   // The slot is this job's until it is answered (a slot abandoned meanwhile is freed only then).
   header_->slots[job.slot].paths_traced = fits ? 1 : 0;
 }
@@ -911,23 +891,10 @@ void ServiceDispatcher::solve_areas_alone(ShortestPathEngine& engine, const Job&
                      job.area_bound, areas);
   if (areas.ends.size() != static_cast<std::size_t>(rows))
     throw RoutingError(ErrorKind::kInternal, "the engine returned another number of areas");
-  const AreaLayout layout =
-      area_layout(job.paths_offset, static_cast<std::size_t>(job.source_count), n);
-  auto* counts = reinterpret_cast<std::int64_t*>(io + layout.counts_offset);
-  auto* vertices = reinterpret_cast<VertexIndex*>(io + layout.vertices_offset);
-  auto* distances = reinterpret_cast<double*>(io + layout.distances_offset);
-  std::int64_t begin = 0;
-  for (int i = 0; i < rows; ++i) {
-    const std::int64_t end = areas.ends[static_cast<std::size_t>(i)];
-    const auto count = static_cast<std::size_t>(end - begin);
-    if (end < begin || count > n)
-      throw RoutingError(ErrorKind::kInternal, "the engine returned an area larger than its graph");
-    const std::size_t source = row + static_cast<std::size_t>(i);
-    counts[source] = static_cast<std::int64_t>(count);
-    std::memcpy(vertices + source * n, areas.vertices.data() + begin, count * sizeof(VertexIndex));
-    std::memcpy(distances + source * n, areas.distances.data() + begin, count * sizeof(double));
-    begin = end;
-  }
+  if (!write_areas(areas, io,
+                   area_layout(job.paths_offset, static_cast<std::size_t>(job.source_count), n),
+                   row, n))
+    throw RoutingError(ErrorKind::kInternal, "the engine returned an area larger than its graph");
 }
 
 void ServiceDispatcher::solve_group(Worker& worker, std::vector<Job>& group, CachedEngine& cached) {

@@ -13,6 +13,9 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <vector>
+
+#include "base/predecessors.hpp"
 
 namespace gpu_routing::service {
 
@@ -269,6 +272,83 @@ bool release_slot_if(RequestSlot* slot, std::uint32_t expected) {
   slot->owner_pid = 0;
   return slot->state.compare_exchange_strong(expected, static_cast<std::uint32_t>(SlotState::kFree),
                                              std::memory_order_acq_rel);
+}
+
+bool write_traced_paths(char* io, const TracedPathsRoom& room, const double* row,
+                        const double* own_distances, const ArcIndex* predecessor_row,
+                        const Graph& graph) {
+  const std::size_t targets = room.targets;
+  const VertexIndex source = *reinterpret_cast<const VertexIndex*>(io + room.sources_offset);
+  const auto* target_ids = reinterpret_cast<const VertexIndex*>(io + room.targets_offset);
+  auto* distances = reinterpret_cast<double*>(io + room.distances_offset);
+  auto* ends = reinterpret_cast<std::int64_t*>(io + room.paths_offset);
+  auto* arcs = reinterpret_cast<ArcIndex*>(io + room.paths_offset + targets * sizeof(std::int64_t));
+  // An image without its reversed CSR cannot be traced here: the backend solves the row instead.
+  bool fits = has_reverse(graph);
+  std::uint64_t used = 0;
+  for (std::size_t j = 0; j < targets; ++j) {
+    const VertexIndex target = target_ids[j];
+    distances[j] = row != nullptr ? row[target] : own_distances[j];
+    if (fits && target != source && distances[j] < kInfinity) {
+      const std::vector<ArcIndex> path =
+          row != nullptr ? trace_path(graph.reverse, row, source, target)
+                         : path_from_predecessors(graph.reverse, predecessor_row, source, target);
+      if (path.size() > room.path_capacity - used) {
+        fits = false;  // more path than room: the backend asks for the row instead
+      } else {
+        std::memcpy(arcs + used, path.data(), path.size() * sizeof(ArcIndex));
+        used += path.size();
+      }
+    }
+    ends[j] = static_cast<std::int64_t>(used);
+  }
+  return fits;
+}
+
+bool write_areas(const AreaLists& areas, char* io, const AreaLayout& room, std::size_t first,
+                 std::size_t vertices) {
+  auto* counts = reinterpret_cast<std::int64_t*>(io + room.counts_offset);
+  auto* ids = reinterpret_cast<VertexIndex*>(io + room.vertices_offset);
+  auto* distances = reinterpret_cast<double*>(io + room.distances_offset);
+  std::int64_t begin = 0;
+  for (std::size_t i = 0; i < areas.ends.size(); ++i) {
+    const std::int64_t end = areas.ends[i];
+    const auto count = static_cast<std::size_t>(end - begin);
+    if (end < begin || count > vertices) return false;
+    const std::size_t source = first + i;
+    counts[source] = static_cast<std::int64_t>(count);
+    std::memcpy(ids + source * vertices, areas.vertices.data() + begin,
+                count * sizeof(VertexIndex));
+    std::memcpy(distances + source * vertices, areas.distances.data() + begin,
+                count * sizeof(double));
+    begin = end;
+  }
+  return true;
+}
+
+bool read_areas(const char* io, const AreaLayout& room, std::size_t sources, std::size_t vertices,
+                AreaLists* areas) {
+  const auto* counts = reinterpret_cast<const std::int64_t*>(io + room.counts_offset);
+  const auto* ids = reinterpret_cast<const VertexIndex*>(io + room.vertices_offset);
+  const auto* distances = reinterpret_cast<const double*>(io + room.distances_offset);
+  std::size_t total = areas->vertices.size();
+  for (std::size_t i = 0; i < sources; ++i) {
+    if (counts[i] < 0 || static_cast<std::size_t>(counts[i]) > vertices) return false;
+    total += static_cast<std::size_t>(counts[i]);
+  }
+  areas->vertices.reserve(total);
+  areas->distances.reserve(total);
+  for (std::size_t i = 0; i < sources; ++i) {
+    const auto count = static_cast<std::size_t>(counts[i]);
+    const VertexIndex* own = ids + i * vertices;
+    for (std::size_t k = 0; k < count; ++k)
+      if (own[k] < 0 || static_cast<std::size_t>(own[k]) >= vertices) return false;
+    areas->vertices.insert(areas->vertices.end(), own, own + count);
+    areas->distances.insert(areas->distances.end(), distances + i * vertices,
+                            distances + i * vertices + count);
+    areas->ends.push_back(static_cast<std::int64_t>(areas->vertices.size()));
+  }
+  return true;
 }
 
 }  // namespace gpu_routing::service

@@ -32,6 +32,8 @@
 #include <utility>
 
 #include "base/common.hpp"
+#include "base/graph.hpp"
+#include "engine/engine.hpp"
 
 namespace gpu_routing::service {
 
@@ -197,6 +199,27 @@ inline AreaLayout area_layout(std::uint64_t offset, std::size_t sources, std::si
                               saturating_multiply(sources * sizeof(double), vertices));
   return layout;
 }
+// The service's side: `areas` (an engine's, ShortestPathEngine::solve_areas) into the rooms of
+// the request's sources first .. first + areas.ends.size() - 1, each room `vertices` entries.
+// false (nothing more written) at an area whose ends do not rise or that is larger than a room.
+bool write_areas(const AreaLists& areas, char* io, const AreaLayout& room, std::size_t first,
+                 std::size_t vertices);
+// Where a kFlagTracePaths request's answer lies (the request's offsets, RequestSlot).
+struct TracedPathsRoom {
+  std::uint64_t sources_offset, targets_offset, distances_offset, paths_offset, path_capacity;
+  std::size_t targets;
+};
+// The service's side of kFlagTracePaths: each target's distance, from the source's `row` (its
+// paths traced from it by trace_path's rule) or, without one, from `own_distances` (one a target;
+// the paths read from `predecessor_row`), then the path ends and arcs. false where the paths do
+// not fit the room, or `graph` has no reversed CSR: the backend then asks for the row.
+bool write_traced_paths(char* io, const TracedPathsRoom& room, const double* row,
+                        const double* own_distances, const ArcIndex* predecessor_row,
+                        const Graph& graph);
+// The backend's side: the `sources` areas in the rooms, appended to `areas` once checked (each
+// count within its room, each vertex in the graph); false where one is not.
+bool read_areas(const char* io, const AreaLayout& room, std::size_t sources, std::size_t vertices,
+                AreaLists* areas);
 
 struct ControlHeader {
   std::uint32_t magic, layout_version;
