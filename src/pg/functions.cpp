@@ -477,7 +477,8 @@ CallOptions call_options(const CallArguments& args, const Settings& settings, co
     return options;
   }
   // With the GPU service the GPUs are the service's: this backend never opens a CUDA context.
-  resolve_service(settings.device == DeviceSetting::kGpu, service);
+  resolve_service(settings.device == DeviceSetting::kGpu, settings.device != DeviceSetting::kCpu,
+                  service);
   *gpus = settings.device == DeviceSetting::kCpu ? &kCpuOnly
           : service->configured                  ? &service->gpus
                                                  : &gpu::availability();
@@ -906,7 +907,7 @@ extern "C" Datum gpu_routing_info(PG_FUNCTION_ARGS) {
     rows->emplace_back("build", gpu_routing::gpu::build_description());
     Settings settings = current_settings();
     ServiceUse service;
-    resolve_service(false, &service);
+    resolve_service(false, true, &service);
     if (settings.device == gpu_routing::DeviceSetting::kCpu) {
       rows->emplace_back("gpu", "not probed: gpu_routing.device = cpu");
     } else {

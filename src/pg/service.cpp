@@ -194,7 +194,7 @@ std::string kept_image_segment_name(unsigned handle) {
   return name;
 }
 
-void resolve_service(bool wait_for_gpu, ServiceUse* use) {
+void resolve_service(bool wait_for_gpu, bool gpus_wanted, ServiceUse* use) {
   *use = ServiceUse();
   if (!service_configured()) return;
   use->configured = true;
@@ -206,7 +206,7 @@ void resolve_service(bool wait_for_gpu, ServiceUse* use) {
   }
   if (wait_for_gpu && c->state() == ServiceState::kStarting)
     c->wait_ready(kReadyWaitMs, CancelToken(cancel_requested));
-  use->gpus = c->availability();
+  if (gpus_wanted) use->gpus = c->availability();
   c->set_test_fault_flags(g_test_fault == kFaultDeviceError    ? kFlagFaultDevice
                           : g_test_fault == kFaultDeviceMemory ? kFlagFaultMemory
                                                                : 0);

@@ -25,9 +25,10 @@ struct ServiceUse {
 };
 
 // Where the call's GPU work goes. `wait_for_gpu`: the call insists on a GPU (device = gpu), so a
-// service still starting is waited for (a few seconds, cancel checked). Plain C++: call it
-// inside guarded code.
-void resolve_service(bool wait_for_gpu, ServiceUse* use);
+// service still starting is waited for (a few seconds, cancel checked). `gpus_wanted`: fill
+// `gpus` (a call under device = cpu reads none of it, and writing its text was 1% of a one-pair
+// call). Plain C++: call it inside guarded code.
+void resolve_service(bool wait_for_gpu, bool gpus_wanted, ServiceUse* use);
 
 // Drops this backend's exchange segment with the service when it is larger than
 // gpu_routing.retained_memory now allows (between calls; nothing when it has none).

@@ -220,7 +220,7 @@ extern "C" Datum gpu_routing_calibrate(PG_FUNCTION_ARGS) {
     CalibrationOptions options;
     options.threads = threads;
     options.cancel = CancelToken(pg::cancel_requested);
-    pg::resolve_service(false, service);
+    pg::resolve_service(false, true, service);
     // With the GPU service the GPUs are its own (no CUDA context in a backend); without it, this
     // session's, as a call with device = gpu.
     gpu::Availability probed = settings.device == DeviceSetting::kCpu ? gpu::Availability()

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace gpu_routing {
 
@@ -77,6 +78,35 @@ std::string engine_label(const EngineInfo& info) {
   return std::string(device_label(info.device)) + " " + info.name;
 }
 
+// auto's reason on a one-pair call is written into one buffer and becomes one string: built from
+// temporaries (a label and a number each side, then their sums) it took a dozen allocations, 2%
+// of a one-pair distance's backend time on the 2-core machine (perf, call_profile.sh).
+class ReasonText {
+ public:
+  ReasonText& add(std::string_view part) {
+    const std::size_t n = std::min(part.size(), sizeof text_ - 1 - length_);
+    std::memcpy(text_ + length_, part.data(), n);
+    length_ += n;
+    return *this;
+  }
+  ReasonText& engine(const EngineInfo& info) {
+    return add(device_label(info.device)).add(" ").add(info.name);
+  }
+  ReasonText& ms(double value) {
+    const int precision = value < 1 ? 3 : value < 10 ? 1 : 0;
+    const auto end = std::to_chars(text_ + length_, text_ + sizeof text_ - 1, value,
+                                   std::chars_format::fixed, precision);
+    if (end.ec != std::errc()) return add("? ms");
+    length_ = static_cast<std::size_t>(end.ptr - text_);
+    return add(" ms");
+  }
+  std::string str() const { return std::string(text_, length_); }
+
+ private:
+  char text_[512];
+  std::size_t length_ = 0;
+};
+
 // auto by estimates: the cheapest modelled engine of the family on the devices the setting allows.
 // Null where none applies (the size rules decide then).
 const EngineInfo* cheapest_engine(DeviceSetting device, const ProblemShape& shape,
@@ -105,13 +135,17 @@ const EngineInfo* cheapest_engine(DeviceSetting device, const ProblemShape& shap
   for (std::size_t i = 1; i < estimates.size() && alternative == nullptr; ++i)
     if (estimates[i].engine->device != best.engine->device) alternative = &estimates[i];
   if (alternative == nullptr && estimates.size() > 1) alternative = &estimates[1];
-  reason = "auto: " + engine_label(*best.engine) + ", estimated " + ms_text(best.ms);
+  ReasonText text;
+  text.add("auto: ").engine(*best.engine).add(", estimated ").ms(best.ms);
   if (alternative != nullptr)
-    reason += "; best alternative " + engine_label(*alternative->engine) + ", estimated " +
-              ms_text(alternative->ms);
+    text.add("; best alternative ")
+        .engine(*alternative->engine)
+        .add(", estimated ")
+        .ms(alternative->ms);
   if (!gpus.usable && device != DeviceSetting::kCpu)
-    reason += "; no usable GPU (" + gpus.reason + ")";
-  reason += " (" + costs.speeds.origin + " speeds)";
+    text.add("; no usable GPU (").add(gpus.reason).add(")");
+  text.add(" (").add(costs.speeds.origin).add(" speeds)");
+  reason = text.str();
   return best.engine;
 }
 

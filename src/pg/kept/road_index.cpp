@@ -192,7 +192,7 @@ bool customize_index(Cch& index, const Graph& graph, uint64 topology,
     // With the GPU service configured the GPUs are the service's: this process opens no CUDA
     // context, and customizes on the CPU where the service has a GPU.
     ServiceUse service;
-    resolve_service(false, &service);
+    resolve_service(false, true, &service);
     const gpu::Availability& gpus = service.configured ? service.gpus : gpu::availability();
     if (!gpus.usable)
       throw RoutingError(
