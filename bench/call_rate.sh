@@ -14,7 +14,10 @@
 #   distance   SELECT agg_costs FROM gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])
 #   path       SELECT ... FROM gpu_path('graph:ny', s, t) (the path's rows)
 #   path rows  as many rows of the path's five columns from generate_series, no route: what the
-#              rows alone cost the server and pgbench (the mean row count of 200 random pairs)
+#              rows alone cost the server and pgbench (the mean row count of 200 random pairs).
+#              Their costs are float8 arithmetic: until 2026-11-30 they were `(0.5 * g)::float8`,
+#              numeric arithmetic and a cast a row, which doubled the rows' time (0.755 against
+#              0.347 ms one session on the 2-core machine) and made this "floor" a false one.
 # Usage: bench/call_rate.sh [--clients N] [--seconds S] [--rounds N] [--device cpu|gpu|auto]
 #            [--port P] [--out FILE]
 #   --clients N   pgbench clients for the rates [2 x the cores]
@@ -61,7 +64,7 @@ SELECT seq, node, edge, cost, agg_cost FROM gpu_path('graph' || chr(58) || 'ny',
 SQL
 cat >"$work/rows.sql" <<SQL
 \set s random(1, $vertices)
-SELECT g::integer, (:s::bigint + g)::bigint, (:s::bigint - g)::bigint, (0.5 * g)::float8, (1.5 * g)::float8
+SELECT g::integer, (:s::bigint + g)::bigint, (:s::bigint - g)::bigint, g * 0.5::float8, g * 1.5::float8
   FROM generate_series(1, $path_rows) g;
 SQL
 cat >"$work/select1.sql" <<SQL
