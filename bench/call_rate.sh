@@ -91,8 +91,9 @@ for workload in yardstick distance path rows; do run "$workload" "$clients" 0 >/
 rm -f "$work"/latencies.*
 for round in $(seq "$rounds"); do
   for workload in yardstick distance path rows; do
-    tps[$workload]+="$(run "$workload" "$clients" "$round") "
-    echo "call_rate.sh: round $round $workload: ${tps[$workload]##* }" >&2
+    rate=$(run "$workload" "$clients" "$round")
+    tps[$workload]+="$rate "
+    echo "call_rate.sh: round $round $workload: $rate tps" >&2
   done
 done
 for workload in yardstick distance path rows; do run "$workload" 1 7 >/dev/null; done
