@@ -35,7 +35,6 @@ void CchWorkspace::resize(VertexIndex vertex_count) {
   backward_arc_ = Scratch<std::int32_t>(n);
   forward_filled_ = backward_filled_ = false;
   settled_.clear();
-  is_settled_.clear();
   settled_ranks_.clear();
   settle_chain_.clear();
   settled_arcs_ = 0;
@@ -461,46 +460,69 @@ void Cch::start_settling(VertexIndex s, CchWorkspace& workspace) const {
   require_customized();
   const VertexIndex source_rank = checked_rank(s);
   fill_forward(workspace);  // settling reads any rank's upward distance
-  if (workspace.is_settled_.size() != static_cast<std::size_t>(vertex_count())) {
-    workspace.settled_.assign(static_cast<std::size_t>(vertex_count()), kInfinity);
-    workspace.is_settled_.assign(static_cast<std::size_t>(vertex_count()), 0);
-  }
+  if (workspace.settled_.size() != static_cast<std::size_t>(vertex_count()))
+    workspace.settled_.assign(static_cast<std::size_t>(vertex_count()), CchWorkspace::kUnsettled);
   walk_up(source_rank, workspace.forward_distance_, up_, nullptr, [](VertexIndex, double) {});
 }
 
 double Cch::settled_distance(VertexIndex v, CchWorkspace& workspace) const {
   const VertexIndex rank = checked_rank(v);
-  std::vector<char>& is_settled = workspace.is_settled_;
-  std::vector<double>& settled = workspace.settled_;
-  if (is_settled[static_cast<std::size_t>(rank)]) return settled[static_cast<std::size_t>(rank)];
+  double* const settled = workspace.settled_.data();
+  if (settled[static_cast<std::size_t>(rank)] >= 0) return settled[static_cast<std::size_t>(rank)];
   // A rank's distance depends on its upward neighbours', all of them its elimination-tree
   // ancestors: the ranks up its parent chain, settled from the top down. Whole chains are settled
   // up to the root, so a settled rank's ancestors are settled too and the walk stops at the first.
+  // The ranks are scattered over arrays of megabytes, so settling waits on memory: the walk up
+  // asks for each rank's arc range and upward distance ahead, and the walk down for the arcs of
+  // the rank kAhead turns on while it relaxes this one's. With the flag and the distance in one
+  // array and two minima a rank, a New York path's tracing took about 7% less time on the 2-core
+  // machine (3,000 random pairs, in 3 runs of each build, timed against the hierarchy's own path in
+  // the same runs: that machine's runs differ by more than that).
   std::vector<VertexIndex>& chain = workspace.settle_chain_;
   chain.clear();
-  for (VertexIndex x = rank; x != kNoVertex && !is_settled[static_cast<std::size_t>(x)];
-       x = parent_span_[static_cast<std::size_t>(x)])
+  const double* const upward = workspace.forward_distance_.data();
+  for (VertexIndex x = rank; x != kNoVertex && settled[static_cast<std::size_t>(x)] < 0;
+       x = parent_span_[static_cast<std::size_t>(x)]) {
     chain.push_back(x);
-  for (auto at = chain.rbegin(); at != chain.rend(); ++at) {
-    const auto x = static_cast<std::size_t>(*at);
-    double best = workspace.forward_distance_[x];
-    for (ArcIndex a = first_[x]; a < first_[x + 1]; ++a)
+    __builtin_prefetch(&first_[static_cast<std::size_t>(x)]);
+    __builtin_prefetch(&upward[static_cast<std::size_t>(x)]);
+  }
+  auto prefetch_arcs = [this](VertexIndex x) {
+    const auto x_index = static_cast<std::size_t>(x);
+    const auto begin = static_cast<std::size_t>(first_[x_index]);
+    const auto end = static_cast<std::size_t>(first_[x_index + 1]);
+    for (std::size_t a = begin; a < end; a += 16) __builtin_prefetch(&head_[a]);
+    for (std::size_t a = begin; a < end; a += 8) __builtin_prefetch(&down_[a]);
+  };
+  constexpr std::size_t kAhead = 4;  // ranks whose arcs are asked for ahead of their turn
+  const std::size_t length = chain.size();
+  for (std::size_t i = length; i-- > 0 && i + kAhead >= length;) prefetch_arcs(chain[i]);
+  for (std::size_t i = length; i-- > 0;) {
+    if (i >= kAhead) prefetch_arcs(chain[i - kAhead]);
+    const auto x = static_cast<std::size_t>(chain[i]);
+    // Two minima taken in turn: one was a chain of dependent minimums, an arc's latency each.
+    double best = upward[x], other = kInfinity;
+    const ArcIndex end = first_[x + 1];
+    ArcIndex a = first_[x];
+    for (; a + 1 < end; a += 2) {
+      const auto i = static_cast<std::size_t>(a);
+      best = std::min(best, settled[static_cast<std::size_t>(head_[i])] + down_[i]);
+      other = std::min(other, settled[static_cast<std::size_t>(head_[i + 1])] + down_[i + 1]);
+    }
+    if (a < end)
       best = std::min(best, settled[static_cast<std::size_t>(head_[static_cast<std::size_t>(a)])] +
                                 down_[static_cast<std::size_t>(a)]);
-    settled[x] = best;
-    is_settled[x] = 1;
-    workspace.settled_ranks_.push_back(*at);
+    settled[x] = std::min(best, other);
     workspace.settled_arcs_ += first_[x + 1] - first_[x];
   }
+  workspace.settled_ranks_.insert(workspace.settled_ranks_.end(), chain.begin(), chain.end());
   return settled[static_cast<std::size_t>(rank)];
 }
 
 void Cch::finish_settling(VertexIndex s, CchWorkspace& workspace) const {
   reset_walk(checked_rank(s), workspace.forward_distance_);
-  for (VertexIndex r : workspace.settled_ranks_) {
-    workspace.is_settled_[static_cast<std::size_t>(r)] = 0;
-    workspace.settled_[static_cast<std::size_t>(r)] = kInfinity;
-  }
+  for (VertexIndex r : workspace.settled_ranks_)
+    workspace.settled_[static_cast<std::size_t>(r)] = CchWorkspace::kUnsettled;
   workspace.settled_ranks_.clear();
   workspace.settled_arcs_ = 0;
 }

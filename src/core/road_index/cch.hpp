@@ -88,11 +88,11 @@ class CchWorkspace {
   // Whether every rank of forward_distance_ (backward_distance_) holds +infinity between walks.
   bool forward_filled_ = false;
   bool backward_filled_ = false;
-  // settled_distance(): by rank, the exact distance and whether it is settled (kept unsettled
-  // between sources; allocated by the first start_settling()); the ranks settled, and the chain
-  // being settled.
+  // settled_distance(): by rank, the exact distance, or kUnsettled (kept so between sources;
+  // allocated by the first start_settling()); the ranks settled, and the chain being settled.
+  // One array for both: a separate flag was one more scattered read a rank.
+  static constexpr double kUnsettled = -1.0;  // distances are never negative
   std::vector<double> settled_;
-  std::vector<char> is_settled_;
   std::vector<VertexIndex> settled_ranks_;
   std::vector<VertexIndex> settle_chain_;
   std::int64_t settled_arcs_ = 0;
