@@ -13,6 +13,9 @@
 # The workloads, random New York pairs:
 #   distance   SELECT agg_costs FROM gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])
 #   path       SELECT ... FROM gpu_path('graph:ny', s, t) (the path's rows)
+#   hierarchy  the same with gpu_routing.index_paths = hierarchy: the hierarchy's own path, one
+#              query a pair, where the rule's (every engine's, pgRouting's) settles the distances
+#              it reads; the same cost, other edges where shortest paths tie
 #   path rows  as many rows of the path's five columns from generate_series, no route: what the
 #              rows alone cost the server and pgbench (the mean row count of 200 random pairs).
 #              Their costs are float8 arithmetic: until 2026-11-30 they were `(0.5 * g)::float8`,
@@ -62,6 +65,7 @@ cat >"$work/path.sql" <<SQL
 \set t random(1, $vertices)
 SELECT seq, node, edge, cost, agg_cost FROM gpu_path('graph' || chr(58) || 'ny', :s::bigint, :t::bigint);
 SQL
+cp "$work/path.sql" "$work/hierarchy.sql"
 cat >"$work/rows.sql" <<SQL
 \set s random(1, $vertices)
 SELECT g::integer, (:s::bigint + g)::bigint, (:s::bigint - g)::bigint, g * 0.5::float8, g * 1.5::float8
@@ -77,7 +81,9 @@ run() {
   local workload=$1 n=$2 seed=$3
   shift 3
   rm -f "$work"/pgbench_log.*
-  PGOPTIONS="$options" pgbench -n -M prepared --random-seed="$seed" -c "$n" -j "$(( n < $(nproc) ? n : $(nproc) ))" \
+  local workload_options=$options
+  [ "$workload" = hierarchy ] && workload_options+=" -c gpu_routing.index_paths=hierarchy"
+  PGOPTIONS="$workload_options" pgbench -n -M prepared --random-seed="$seed" -c "$n" -j "$(( n < $(nproc) ? n : $(nproc) ))" \
     -T "$seconds" -l --log-prefix="$work/pgbench_log" "$@" -f "$work/$workload.sql" bench >"$work/out" 2>&1 ||
     { echo "call_rate.sh: pgbench $workload failed:" >&2; tail -n 15 "$work/out" >&2; exit 1; }
   cat "$work"/pgbench_log.* >>"$work/latencies.$workload.$n$*"
@@ -87,27 +93,28 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 # Percentile P of the latencies (microseconds, the log's third field) of a log file, in ms.
 percentile() { awk '{ print $3 }' "$1" | sort -n | awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.5); if (i < 1) i = 1; printf "%.3f", v[i] / 1000 }'; }
 declare -A tps
-for workload in yardstick distance path rows; do run "$workload" "$clients" 0 >/dev/null; done  # warm
+for workload in yardstick distance path hierarchy rows; do run "$workload" "$clients" 0 >/dev/null; done  # warm
 rm -f "$work"/latencies.*
 for round in $(seq "$rounds"); do
-  for workload in yardstick distance path rows; do
+  for workload in yardstick distance path hierarchy rows; do
     rate=$(run "$workload" "$clients" "$round")
     tps[$workload]+="$rate "
     echo "call_rate.sh: round $round $workload: $rate tps" >&2
   done
 done
-for workload in yardstick distance path rows; do run "$workload" 1 7 >/dev/null; done
+for workload in yardstick distance path hierarchy rows; do run "$workload" 1 7 >/dev/null; done
 for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
 {
   y=$(printf '%s\n' ${tps[yardstick]} | median)
   echo "| workload (New York, gpu_routing.device = $device) | tps, $clients clients (median of $rounds) | / yardstick | p99, $clients clients (ms) | p50, one session (ms) | p99, one session (ms) |"
   echo "|---|---:|---:|---:|---:|---:|"
-  for workload in yardstick distance path rows; do
+  for workload in yardstick distance path hierarchy rows; do
     t=$(printf '%s\n' ${tps[$workload]} | median)
     label=$workload
     [ "$workload" = yardstick ] && label="yardstick: SELECT :s + 1"
     [ "$workload" = distance ] && label="one distance: gpu_apsp_array('graph:ny', ARRAY[s], ARRAY[t])"
     [ "$workload" = path ] && label="one path: gpu_path('graph:ny', s, t), its rows"
+    [ "$workload" = hierarchy ] && label="one path, the hierarchy's own (gpu_routing.index_paths = hierarchy)"
     [ "$workload" = rows ] && label="no route, the path's rows alone: $path_rows rows of generate_series"
     printf '| %s | %.0f | %.3f | %s | %s | %s |\n' "$label" "$t" "$(awk -v a="$t" -v b="$y" 'BEGIN { print a / b }')" \
       "$(percentile "$work/latencies.${workload}.${clients}" 99)" \
@@ -118,6 +125,6 @@ for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
   d1=$(percentile "$work/latencies.distance.1-C" 50)
   echo "A new connection each transaction (pgbench -C, one client, p50): SELECT 1 $s1 ms, one distance $d1 ms: the first route costs $(awk -v a="$d1" -v b="$s1" 'BEGIN { printf "%.3f", a - b }') ms more."
   echo
-  echo "Runs (tps): $(for w in yardstick distance path rows; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
+  echo "Runs (tps): $(for w in yardstick distance path hierarchy rows; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
   echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(date -u '+%Y-%m-%d'), gpu_routing $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src kernels || echo ' with local changes')."
 } | tee ${out:+"$out"}
