@@ -8,6 +8,8 @@
 extern "C" {
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
 #include "executor/executor.h"
 #include "optimizer/optimizer.h"
 #include "utils/inval.h"
@@ -38,44 +40,110 @@ int add_table(QueryReads* reads, Oid relid, char relkind) {
 // call on New York's index. PostgreSQL's plan cache revalidates a kept plan (and plans again
 // after a change to what it reads, a new search_path or, with row-level security, another role),
 // but not when a new relation would now be found first under a name the query uses (a temporary
-// table named as one of its tables: pgTAP's kept_graphs.sql checks it), so every kept plan is
-// let go whenever a relation is made, renamed or dropped (pg_class's name cache is invalidated,
-// by this session or, from their commit on, by others).
+// table named as one of its tables: pgTAP's kept_graphs.sql checks it). So a kept plan is let go
+// when pg_class's name cache is invalidated (by this session or, from their commit on, by others)
+// for a name it reads in a schema its search would look in: each plan keeps the name cache's
+// hash of (name, schema) for every relation it depends on and every schema of its search_path,
+// the session's temporary schema included once it exists. Any relation made, renamed, dropped
+// or vacuumed let every kept plan go before, so a server whose other sessions made temporary
+// tables prepared every call's query again. A hash of 0 (a cache reset), a plan with more names
+// than it keeps, or a new schema (one of a search_path's names could come to exist, or the
+// session's temporary schema be made) lets every plan go.
+constexpr int kMaxNameHashes = 64;
 struct KeptAnalysis {
   char* sql;
   char* search_path;
   SPIPlanPtr plan;
   uint64 used;
+  bool stale;     // set by the callbacks; let go at the next query_plan()
+  bool any_name;  // more names than name_hashes holds: any relation's change
+  int name_hash_count;
+  uint32 name_hashes[kMaxNameHashes];
 };
 constexpr int kKeptAnalyses = 8;
 KeptAnalysis g_kept_analyses[kKeptAnalyses];
 uint64 g_analysis_clock = 0;
+uint64 g_analyses_prepared = 0;
 MemoryContext g_analysis_context = nullptr;
-// Set by the invalidation callback, which may run while a kept plan is in use (revalidating it
+// Set by the invalidation callbacks, which may run while a kept plan is in use (revalidating it
 // takes locks, which reads invalidations): the plans are let go at the next query_plan().
 bool g_analyses_stale = false;
 bool g_watching_names = false;
 
-void relation_names_changed(Datum, int, uint32) {
-  g_analyses_stale = true;
+void relation_names_changed(Datum, int, uint32 hashvalue) {
+  for (KeptAnalysis& kept : g_kept_analyses) {
+    if (kept.plan == nullptr || kept.stale) continue;
+    bool hit = hashvalue == 0 || kept.any_name;
+    for (int i = 0; i < kept.name_hash_count && !hit; ++i) hit = kept.name_hashes[i] == hashvalue;
+    if (hit) kept.stale = g_analyses_stale = true;
+  }
 }
 
-void let_go_of_kept_analyses() {
-  for (KeptAnalysis& kept : g_kept_analyses) {
-    if (kept.plan == nullptr) continue;
-    SPI_freeplan(kept.plan);
-    pfree(kept.sql);
-    pfree(kept.search_path);
-    kept.plan = nullptr;
-  }
+void schemas_changed(Datum, int, uint32) {
+  for (KeptAnalysis& kept : g_kept_analyses)
+    if (kept.plan != nullptr) kept.stale = g_analyses_stale = true;
+}
+
+void let_go(KeptAnalysis& kept) {
+  SPI_freeplan(kept.plan);
+  pfree(kept.sql);
+  pfree(kept.search_path);
+  kept.plan = nullptr;
+  kept.stale = false;
+}
+
+void let_go_of_stale_analyses() {
+  for (KeptAnalysis& kept : g_kept_analyses)
+    if (kept.plan != nullptr && kept.stale) let_go(kept);
   g_analyses_stale = false;
+}
+
+void add_name_hash(KeptAnalysis* kept, const char* name, Oid schema) {
+  if (!OidIsValid(schema)) return;
+  if (kept->name_hash_count == kMaxNameHashes) {
+    kept->any_name = true;
+    return;
+  }
+  kept->name_hashes[kept->name_hash_count++] =
+      GetSysCacheHashValue2(RELNAMENSP, CStringGetDatum(name), ObjectIdGetDatum(schema));
+}
+
+// The names `plan` would find its relations under again: each relation it depends on, by its
+// name, in its own schema and in every schema its search_path looks in (the session's temporary
+// schema too, where it exists in the catalog, even before this session first uses it).
+void note_names(KeptAnalysis* kept, SPIPlanPtr plan) {
+  kept->name_hash_count = 0;
+  kept->any_name = false;
+  List* schemas = fetch_search_path(true);
+  char temp_name[NAMEDATALEN];
+  snprintf(temp_name, sizeof temp_name, "pg_temp_%d", MyBackendId);
+  const Oid temp_schema = get_namespace_oid(temp_name, true);
+  ListCell* source_cell;
+  foreach (source_cell, SPI_plan_get_plan_sources(plan)) {
+    const CachedPlanSource* source = static_cast<CachedPlanSource*>(lfirst(source_cell));
+    ListCell* relation;
+    foreach (relation, source->relationOids) {
+      const Oid relid = lfirst_oid(relation);
+      char* name = get_rel_name(relid);
+      if (name == nullptr) {
+        kept->any_name = true;
+        continue;
+      }
+      add_name_hash(kept, name, get_rel_namespace(relid));
+      add_name_hash(kept, name, temp_schema);
+      ListCell* schema;
+      foreach (schema, schemas) add_name_hash(kept, name, lfirst_oid(schema));
+      pfree(name);
+    }
+  }
+  list_free(schemas);
 }
 
 // The plan of `sql` under the current search_path (inside SPI_connect): kept where asked, else
 // prepared for this call alone; null with SPI_result set where it does not prepare.
 SPIPlanPtr query_plan(const char* sql, bool keep) {
   const char* search_path = namespace_search_path != nullptr ? namespace_search_path : "";
-  if (g_analyses_stale) let_go_of_kept_analyses();
+  if (g_analyses_stale) let_go_of_stale_analyses();
   if (keep)
     for (KeptAnalysis& kept : g_kept_analyses)
       if (kept.plan != nullptr && strcmp(kept.sql, sql) == 0 &&
@@ -90,23 +158,22 @@ SPIPlanPtr query_plan(const char* sql, bool keep) {
         AllocSetContextCreate(TopMemoryContext, "gpu_routing kept analyses", ALLOCSET_SMALL_SIZES);
   if (!g_watching_names) {
     CacheRegisterSyscacheCallback(RELNAMENSP, relation_names_changed, 0);
+    CacheRegisterSyscacheCallback(NAMESPACENAME, schemas_changed, 0);
     g_watching_names = true;
   }
   KeptAnalysis* slot = free_or_oldest(
       g_kept_analyses, [](const KeptAnalysis& k) { return k.plan == nullptr; },
       [](const KeptAnalysis&) { return true; },
       [](const KeptAnalysis& a, const KeptAnalysis& b) { return a.used < b.used; });
-  if (slot->plan != nullptr) {
-    SPI_freeplan(slot->plan);
-    pfree(slot->sql);
-    pfree(slot->search_path);
-    slot->plan = nullptr;
-  }
+  if (slot->plan != nullptr) let_go(*slot);
   if (SPI_keepplan(plan) != 0) elog(ERROR, "gpu_routing: keeping the plan of a kept graph failed");
   slot->sql = MemoryContextStrdup(g_analysis_context, sql);
   slot->search_path = MemoryContextStrdup(g_analysis_context, search_path);
   slot->plan = plan;
   slot->used = ++g_analysis_clock;
+  slot->stale = false;
+  note_names(slot, plan);
+  ++g_analyses_prepared;
   return plan;
 }
 
@@ -172,6 +239,16 @@ void analyze_query(const char* sql, const char* function, bool check_tracking, Q
   ReleaseCachedPlan(cached, keep_plan ? CurrentResourceOwner : nullptr);
   if (!keep_plan) SPI_freeplan(plan);
   SPI_finish();
+}
+
+int kept_query_plans() {
+  int kept = 0;
+  for (const KeptAnalysis& analysis : g_kept_analyses) kept += analysis.plan != nullptr;
+  return kept;
+}
+
+uint64 kept_query_plans_prepared() {
+  return g_analyses_prepared;
 }
 
 bool same_tables(const QueryReads& reads, const Registration& reg) {

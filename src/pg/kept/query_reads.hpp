@@ -28,6 +28,11 @@ struct QueryReads {
 // With `keep_plan`, the query's plan is kept for later calls (by text and search_path).
 void analyze_query(const char* sql, const char* function, bool check_tracking, QueryReads* reads,
                    bool keep_plan = false);
+// The kept plans of this session (at most 8), and how many it has prepared to keep (a plan is
+// prepared again after a relation is made, renamed or dropped under a name it reads, in a schema
+// its search_path looks in): gpu_routing_info()'s "kept graph query plans".
+int kept_query_plans();
+uint64 kept_query_plans_prepared();
 // The query reads exactly the registration's tables.
 bool same_tables(const QueryReads& reads, const Registration& reg);
 // Lists the tables of `reads` as a regclass[] Datum.

@@ -200,6 +200,9 @@ void kept_graphs_info(void (*add)(void* arg, const char* name, const char* value
            "%d built forms in shared memory, %s of %s (gpu_routing.graph_memory)", forms,
            bytes_text(used).c_str(), bytes_text(graph_memory_bytes()).c_str());
   add(arg, "kept graphs", text);
+  snprintf(text, sizeof text, "%d kept by this session, %llu prepared to keep since it began",
+           kept_query_plans(), static_cast<unsigned long long>(kept_query_plans_prepared()));
+  add(arg, "kept graph query plans", text);
 }
 
 }  // namespace gpu_routing::pg

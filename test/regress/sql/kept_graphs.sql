@@ -193,6 +193,24 @@ SELECT graph IS NULL AS private, split_part(notes, '; ', 1) AS notes FROM gpu_ro
 RESET ROLE;
 SELECT count(*) FROM gpu_sssp('graph:secure', 6);
 
+-- A call keeps its graph's query plan for the session: a relation made or dropped under another
+-- name leaves it in use; a relation that the query's name would now find (a temporary table
+-- first in the search_path) makes the next call prepare it again.
+CREATE TABLE kg_plans AS SELECT id, source, target, cost FROM sample_edges;
+SELECT gpu_graph_create('plans', 'SELECT id, source, target, cost FROM kg_plans') LIKE 'kept graph plans: %' AS created;
+SELECT count(*) FROM gpu_path('graph:plans', 6, 10);
+SELECT split_part(value, ' ', 6)::int AS plans_prepared FROM gpu_routing_info() WHERE name = 'kept graph query plans' \gset
+CREATE TABLE kg_unrelated (a int);
+DROP TABLE kg_unrelated;
+SELECT count(*) FROM gpu_path('graph:plans', 6, 10);
+SELECT split_part(value, ' ', 6)::int - :plans_prepared AS prepared_again FROM gpu_routing_info() WHERE name = 'kept graph query plans';
+CREATE TEMP TABLE kg_plans AS SELECT * FROM public.kg_plans WHERE id <= 3;
+SELECT count(*) FROM gpu_path('graph:plans', 6, 10);
+SELECT split_part(value, ' ', 6)::int - :plans_prepared AS prepared_again FROM gpu_routing_info() WHERE name = 'kept graph query plans';
+DROP TABLE pg_temp.kg_plans;
+SELECT gpu_graph_drop('plans');
+DROP TABLE kg_plans;
+
 -- Dropping a graph drops the triggers no other graph needs.
 SELECT gpu_graph_drop('rome');
 SELECT gpu_graph_drop('secure');
