@@ -70,7 +70,25 @@ MemoryContext g_analysis_context = nullptr;
 bool g_analyses_stale = false;
 bool g_watching_names = false;
 
+// Name-cache invalidations that arrive while a plan is prepared or its names noted (preparing takes
+// locks, which reads invalidations) may concern a name not noted yet: their hashes are held, and
+// the plan is kept stale where one is its own (or too many came to hold, or a schema changed).
+constexpr int kMaxHeldHashes = 16;
+bool g_holding_hashes = false;
+bool g_held_overflow = false;
+int g_held_count = 0;
+uint32 g_held_hashes[kMaxHeldHashes];
+
+void hold_hash(uint32 hashvalue) {
+  if (!g_holding_hashes) return;
+  if (hashvalue == 0 || g_held_count == kMaxHeldHashes)
+    g_held_overflow = true;
+  else
+    g_held_hashes[g_held_count++] = hashvalue;
+}
+
 void relation_names_changed(Datum, int, uint32 hashvalue) {
+  hold_hash(hashvalue);
   for (KeptAnalysis& kept : g_kept_analyses) {
     if (kept.plan == nullptr || kept.stale) continue;
     bool hit = hashvalue == 0 || kept.any_name;
@@ -80,6 +98,7 @@ void relation_names_changed(Datum, int, uint32 hashvalue) {
 }
 
 void schemas_changed(Datum, int, uint32) {
+  if (g_holding_hashes) g_held_overflow = true;
   for (KeptAnalysis& kept : g_kept_analyses)
     if (kept.plan != nullptr) kept.stale = g_analyses_stale = true;
 }
@@ -151,16 +170,22 @@ SPIPlanPtr query_plan(const char* sql, bool keep) {
         kept.used = ++g_analysis_clock;
         return kept.plan;
       }
-  SPIPlanPtr plan = SPI_prepare(sql, 0, nullptr);
-  if (plan == nullptr || !keep) return plan;
-  if (g_analysis_context == nullptr)
-    g_analysis_context =
-        AllocSetContextCreate(TopMemoryContext, "gpu_routing kept analyses", ALLOCSET_SMALL_SIZES);
-  if (!g_watching_names) {
+  if (keep && !g_watching_names) {
     CacheRegisterSyscacheCallback(RELNAMENSP, relation_names_changed, 0);
     CacheRegisterSyscacheCallback(NAMESPACENAME, schemas_changed, 0);
     g_watching_names = true;
   }
+  g_holding_hashes = keep;
+  g_held_overflow = false;
+  g_held_count = 0;
+  SPIPlanPtr plan = SPI_prepare(sql, 0, nullptr);
+  if (plan == nullptr || !keep) {
+    g_holding_hashes = false;
+    return plan;
+  }
+  if (g_analysis_context == nullptr)
+    g_analysis_context =
+        AllocSetContextCreate(TopMemoryContext, "gpu_routing kept analyses", ALLOCSET_SMALL_SIZES);
   KeptAnalysis* slot = free_or_oldest(
       g_kept_analyses, [](const KeptAnalysis& k) { return k.plan == nullptr; },
       [](const KeptAnalysis&) { return true; },
@@ -173,6 +198,12 @@ SPIPlanPtr query_plan(const char* sql, bool keep) {
   slot->used = ++g_analysis_clock;
   slot->stale = false;
   note_names(slot, plan);
+  g_holding_hashes = false;
+  bool held_hit = g_held_overflow || slot->any_name;
+  for (int h = 0; h < g_held_count && !held_hit; ++h)
+    for (int i = 0; i < slot->name_hash_count && !held_hit; ++i)
+      held_hit = slot->name_hashes[i] == g_held_hashes[h];
+  if (held_hit) slot->stale = g_analyses_stale = true;
   ++g_analyses_prepared;
   return plan;
 }
