@@ -60,27 +60,9 @@ const char* auto_algorithm(Device device, const ProblemShape& shape, std::string
   return "near_far";
 }
 
-// Three decimals below a millisecond: a city's paths are estimated at tens of microseconds, and
-// "0.1 ms" for both sides of a near-tie said nothing of why one was chosen.
-// std::to_chars, not snprintf: the reason is written on every auto call, and glibc's printf of a
-// double (a few hundred nanoseconds each, two or three a reason) was 1.5% of a one-pair call.
-std::string ms_text(double ms) {
-  char text[48];
-  const int precision = ms < 1 ? 3 : ms < 10 ? 1 : 0;
-  const auto end =
-      std::to_chars(text, text + sizeof text - 3, ms, std::chars_format::fixed, precision);
-  if (end.ec != std::errc()) return "? ms";
-  std::memcpy(end.ptr, " ms", 3);
-  return std::string(text, end.ptr + 3);
-}
-
-std::string engine_label(const EngineInfo& info) {
-  return std::string(device_label(info.device)) + " " + info.name;
-}
-
-// auto's reason on a one-pair call is written into one buffer and becomes one string: built from
-// temporaries (a label and a number each side, then their sums) it took a dozen allocations, 2%
-// of a one-pair distance's backend time on the 2-core machine (perf, call_profile.sh).
+// auto's reasons are written into one buffer and become one string: built from temporaries (a
+// label and a number each side, then their sums) one took a dozen allocations, 2% of a one-pair
+// distance's backend time on the 2-core machine (perf, call_profile.sh).
 class ReasonText {
  public:
   ReasonText& add(std::string_view part) {
@@ -92,6 +74,10 @@ class ReasonText {
   ReasonText& engine(const EngineInfo& info) {
     return add(device_label(info.device)).add(" ").add(info.name);
   }
+  // Three decimals below a millisecond: a city's paths are estimated at tens of microseconds, and
+  // "0.1 ms" for both sides of a near-tie said nothing of why one was chosen. std::to_chars, not
+  // snprintf: glibc's printf of a double (a few hundred nanoseconds each, two or three a reason)
+  // was 1.5% of a one-pair call.
   ReasonText& ms(double value) {
     const int precision = value < 1 ? 3 : value < 10 ? 1 : 0;
     const auto end = std::to_chars(text_ + length_, text_ + sizeof text_ - 1, value,
@@ -224,12 +210,15 @@ EngineSelection select_engine(DeviceSetting device, const std::string& algorithm
           if (cpu_ms >= 0 && gpu_ms >= 0) {
             const bool cpu_cheaper = cpu_ms <= gpu_ms;
             selection.engine = cpu_cheaper ? cpu_engine : gpu_engine;
-            selection.reason = std::string(setting) + " = " + algorithm +
-                               ", device auto: " + engine_label(*selection.engine) +
-                               ", estimated " + ms_text(cpu_cheaper ? cpu_ms : gpu_ms) + "; " +
-                               engine_label(cpu_cheaper ? *gpu_engine : *cpu_engine) +
-                               ", estimated " + ms_text(cpu_cheaper ? gpu_ms : cpu_ms) + " (" +
-                               costs->speeds.origin + " speeds)";
+            ReasonText text;
+            text.add(setting).add(" = ").add(algorithm).add(", device auto: ");
+            text.engine(*selection.engine).add(", estimated ").ms(cpu_cheaper ? cpu_ms : gpu_ms);
+            text.add("; ").engine(cpu_cheaper ? *gpu_engine : *cpu_engine).add(", estimated ");
+            text.ms(cpu_cheaper ? gpu_ms : cpu_ms)
+                .add(" (")
+                .add(costs->speeds.origin)
+                .add(" speeds)");
+            selection.reason = text.str();
             return selection;
           }
         }
