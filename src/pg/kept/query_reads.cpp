@@ -87,14 +87,19 @@ void hold_hash(uint32 hashvalue) {
     g_held_hashes[g_held_count++] = hashvalue;
 }
 
+// Whether a name-cache invalidation of `hashvalue` may concern a name `kept` reads.
+bool may_read_name(const KeptAnalysis& kept, uint32 hashvalue) {
+  if (hashvalue == 0 || kept.any_name) return true;
+  for (int i = 0; i < kept.name_hash_count; ++i)
+    if (kept.name_hashes[i] == hashvalue) return true;
+  return false;
+}
+
 void relation_names_changed(Datum, int, uint32 hashvalue) {
   hold_hash(hashvalue);
-  for (KeptAnalysis& kept : g_kept_analyses) {
-    if (kept.plan == nullptr || kept.stale) continue;
-    bool hit = hashvalue == 0 || kept.any_name;
-    for (int i = 0; i < kept.name_hash_count && !hit; ++i) hit = kept.name_hashes[i] == hashvalue;
-    if (hit) kept.stale = g_analyses_stale = true;
-  }
+  for (KeptAnalysis& kept : g_kept_analyses)
+    if (kept.plan != nullptr && !kept.stale && may_read_name(kept, hashvalue))
+      kept.stale = g_analyses_stale = true;
 }
 
 void schemas_changed(Datum, int, uint32) {
@@ -199,10 +204,9 @@ SPIPlanPtr query_plan(const char* sql, bool keep) {
   slot->stale = false;
   note_names(slot, plan);
   g_holding_hashes = false;
-  bool held_hit = g_held_overflow || slot->any_name;
+  bool held_hit = g_held_overflow;
   for (int h = 0; h < g_held_count && !held_hit; ++h)
-    for (int i = 0; i < slot->name_hash_count && !held_hit; ++i)
-      held_hit = slot->name_hashes[i] == g_held_hashes[h];
+    held_hit = may_read_name(*slot, g_held_hashes[h]);
   if (held_hit) slot->stale = g_analyses_stale = true;
   ++g_analyses_prepared;
   return plan;
