@@ -94,6 +94,16 @@ case "$action" in
   stop)
     if [ -d "$dir/data" ]; then
       run_as_owner "'$bindir/pg_ctl' -D '$dir/data' -m fast -w stop" >/dev/null 2>&1 || true
+      # A server stopped in immediate mode (or killed) left its GPU service's segments, which
+      # only the next start of this data directory would remove: the folder goes, so they go now.
+      # (A postmaster just stopped may linger as a zombie until it is reaped: dead all the same.)
+      pid=$(head -1 "$dir/data/gpu_routing_service.pid" 2>/dev/null || true)
+      if [[ "$pid" =~ ^[0-9]+$ ]]; then
+        state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null || true)
+        if [ -z "$state" ] || [ "$state" = Z ]; then
+          rm -f "/dev/shm/gpu_routing.$pid" /dev/shm/gpu_routing."$pid".*
+        fi
+      fi
     fi
     rm -rf "$dir"
     ;;

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ extern "C" {
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/dsm_impl.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
@@ -405,6 +407,43 @@ pid_t spawn_service(const char* path, const char* control, const char* mode) {
   return pid;
 }
 
+// The postmaster whose service last ran on this data directory and the directory's path, in a
+// file of the directory (the supervisor's working directory) that only the supervisor writes.
+constexpr const char* kServiceServerFile = "gpu_routing_service.pid";
+
+// A server that crashed or stopped in immediate mode left its segments (the control segment, and
+// backends' io and graph segments) in /dev/shm under its postmaster's pid, and the next server of
+// the same data directory has another pid, so its own sweep never saw them: they stayed until
+// the machine restarted. They go here. The server the file names is gone where the file names
+// this directory (PostgreSQL starts no second postmaster on a directory; its pid may still show,
+// a zombie not yet reaped, right after an immediate stop); in a copy made by pg_basebackup, whose
+// file names the primary's directory, only once no process has that pid (a primary on the same
+// host is alive; on another host the pid names no segment here). Then the file names this server.
+void remove_previous_servers_segments(long postmaster) {
+  long previous = 0;
+  char directory[MAXPGPATH] = "";
+  if (FILE* file = AllocateFile(kServiceServerFile, "r")) {
+    if (fscanf(file, "%ld\n", &previous) != 1) previous = 0;
+    if (fgets(directory, sizeof directory, file) == nullptr) directory[0] = '\0';
+    directory[strcspn(directory, "\n")] = '\0';
+    FreeFile(file);
+  }
+  const bool same_directory = DataDir != nullptr && strcmp(directory, DataDir) == 0;
+  if (previous > 0 && previous != postmaster && (same_directory || !process_alive(previous))) {
+    // A clean stop removed them already; only a left control segment is worth a line.
+    const bool left = shm_unlink(control_segment_name(previous).c_str()) == 0;
+    remove_leftover_segments(previous, true);
+    if (left)
+      ereport(LOG, (errmsg("gpu_routing supervisor: removed the GPU service's shared memory that "
+                           "the server of postmaster pid %ld left behind",
+                           previous)));
+  }
+  if (FILE* file = AllocateFile(kServiceServerFile, "w")) {
+    fprintf(file, "%ld\n%s\n", postmaster, DataDir != nullptr ? DataDir : "");
+    FreeFile(file);
+  }
+}
+
 void stop_service(pid_t child) {
   if (child <= 0) return;
   kill(child, SIGTERM);
@@ -432,6 +471,7 @@ extern "C" void gpu_routing_supervisor_main(Datum) {
   const bool cpu_mode = gpu_routing::pg::service_cpu_mode();
 
   // What a crashed server left behind (backends' segments) goes; the control segment is remade.
+  remove_previous_servers_segments(postmaster);
   remove_leftover_segments(postmaster, true);
   static SharedMapping* control = nullptr;
   Failure failure;

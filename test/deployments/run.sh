@@ -22,7 +22,8 @@
 #               queries.
 #   failover:   the primary stops (immediate), a standby is promoted: right after, its kept graph
 #               answers from the last data it replayed (a change it had replayed but never
-#               served), and after its own first commit from that.
+#               served), and after its own first commit from that. The failed primary's data
+#               directory started again removes the GPU service's segments its stop left.
 # Prints "ok - ..." or "FAILED - ..." per check and the counts last; exits 1 on a failure.
 # Usage: test/deployments/run.sh   (needs the extension installed; GPU_ROUTING_DATA as elsewhere)
 set -euo pipefail
@@ -129,6 +130,20 @@ END \$\$;
 SQL
 "$root/scripts/cluster.sh" standby "$p" "$s1" "$ps1" s1 >/dev/null
 "$root/scripts/cluster.sh" standby "$p" "$s2" "$ps2" s2 >/dev/null
+# The standbys' copies of the primary's gpu_routing_service.pid name the primary, alive on this
+# host: their supervisors leave its GPU service's segments alone.
+service_setting=$(q "$p" "$pp" -d postgres -c "SHOW gpu_routing.service")
+if [ "$service_setting" != off ]; then
+  primary_pid=$(head -1 "$p/data/postmaster.pid")
+  # Each standby's supervisor makes its own control segment right after its sweep.
+  for standby in "$s1" "$s2"; do
+    standby_pid=$(head -1 "$standby/data/postmaster.pid")
+    for _ in $(seq 1 100); do [ -e "/dev/shm/gpu_routing.$standby_pid" ] && break; sleep 0.1; done
+  done
+  [ -e "/dev/shm/gpu_routing.$primary_pid" ] &&
+    pass "standbys made from the primary leave its GPU service's shared memory in place" ||
+    fail "the primary's GPU service segment after the standbys started" "$(ls /dev/shm)"
+fi
 q "$p" "$pp" -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'ANY 2 (s1, s2)'" \
   -c "SELECT pg_reload_conf()" >/dev/null
 # Every commit on the primary returns once both standbys have applied it.
@@ -275,6 +290,7 @@ qp -c "UPDATE dp_sample SET cost = 40 WHERE id IN (4, 9)"
 "$root/scripts/cluster.sh" stop "$s2"
 run_as_postgres() { su postgres -s /bin/bash -c "$*"; }
 [ "$(id -u)" -eq 0 ] || run_as_postgres() { bash -c "$*"; }
+primary_pid=$(head -1 "$p/data/postmaster.pid")  # its server's, should it have restarted
 run_as_postgres "'$bindir/pg_ctl' -D '$p/data' -m immediate -w stop" >/dev/null
 "$root/scripts/cluster.sh" promote "$s1"
 line=$(q "$s1" "$ps1" -c "SELECT pg_is_in_recovery()::text || '|' || d.differing || '|' || d.graph || '|' || d.notes
@@ -294,6 +310,28 @@ line=$(PGOPTIONS="$PGOPTIONS -c gpu_routing.apsp_algorithm=cch -c gpu_routing.ss
          -c "SELECT gpu_graph_create('after_failover', '$rome_edges') LIKE 'kept graph after_failover:%'")
 [ "$line" = $'0|cch\nt' ] && pass "the promoted server keeps the road index current and manages graphs" ||
   fail "the promoted server's road index and registry" "$line"
+
+# The failed primary's immediate stop left its GPU service's segments in /dev/shm, under a pid
+# the next server of its data directory does not have: that server's supervisor removes them.
+if [ "$service_setting" = off ]; then
+  [ ! -e "/dev/shm/gpu_routing.$primary_pid" ] &&
+    pass "with gpu_routing.service = off an immediate stop leaves no GPU service segment" ||
+    fail "gpu_routing.service = off made a GPU service segment" "$(ls /dev/shm)"
+elif [ -e "/dev/shm/gpu_routing.$primary_pid" ]; then
+  "$root/scripts/cluster.sh" start "$p" "$pp" >/dev/null  # as it is: a primary of its own now
+  new_pid=$(head -1 "$p/data/postmaster.pid")
+  for _ in $(seq 1 100); do
+    [ -e "/dev/shm/gpu_routing.$new_pid" ] && [ ! -e "/dev/shm/gpu_routing.$primary_pid" ] && break
+    sleep 0.1
+  done
+  left=$(ls /dev/shm | grep -c "^gpu_routing\.$primary_pid\(\.\|$\)" || true)
+  [ "$left" = 0 ] && [ -e "/dev/shm/gpu_routing.$new_pid" ] &&
+    pass "a restart removes the GPU service's segments that an immediate stop left" ||
+    fail "the segments an immediate stop left" "$left left of pid $primary_pid; $(ls /dev/shm)"
+  run_as_postgres "'$bindir/pg_ctl' -D '$p/data' -m fast -w stop" >/dev/null
+else
+  fail "an immediate stop leaves the GPU service's control segment" "none for pid $primary_pid: $(ls /dev/shm)"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
