@@ -9,7 +9,6 @@
 
 #include <signal.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -431,9 +430,7 @@ void remove_previous_servers_segments(long postmaster) {
   const bool same_directory = DataDir != nullptr && strcmp(directory, DataDir) == 0;
   if (previous > 0 && previous != postmaster && (same_directory || !process_alive(previous))) {
     // A clean stop removed them already; only a left control segment is worth a line.
-    const bool left = shm_unlink(control_segment_name(previous).c_str()) == 0;
-    remove_leftover_segments(previous, true);
-    if (left)
+    if (remove_service_segments(previous))
       ereport(LOG, (errmsg("gpu_routing supervisor: removed the GPU service's shared memory that "
                            "the server of postmaster pid %ld left behind",
                            previous)));
@@ -571,7 +568,6 @@ extern "C" void gpu_routing_supervisor_main(Datum) {
   header->state.store(static_cast<std::uint32_t>(ServiceState::kStopping));
   stop_service(child);
   fail_in_flight(header, "the server is shutting down");
-  unlink_segment(control_name);
-  remove_leftover_segments(postmaster, true);
+  remove_service_segments(postmaster);
   proc_exit(0);
 }

@@ -164,10 +164,8 @@ class ServiceTest : public ::testing::Test {
   void TearDown() override {
     stop_dispatcher();
     dispatcher_.reset();  // before the header it points into is unmapped
-    const std::string name = control_.name();
     control_.reset();
-    service::unlink_segment(name);
-    service::remove_leftover_segments(postmaster_pid_, true);
+    service::remove_service_segments(postmaster_pid_);
   }
 
   void set_state(ServiceState state) { header_->state.store(static_cast<std::uint32_t>(state)); }

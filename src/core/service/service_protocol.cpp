@@ -78,6 +78,12 @@ void remove_leftover_segments(long postmaster_pid, bool all) {
   closedir(dir);
 }
 
+bool remove_service_segments(long postmaster_pid) {
+  const bool control_was_there = shm_unlink(control_segment_name(postmaster_pid).c_str()) == 0;
+  remove_leftover_segments(postmaster_pid, true);
+  return control_was_there;
+}
+
 SharedMapping& SharedMapping::operator=(SharedMapping&& other) noexcept {
   if (this == &other) return *this;
   reset();

@@ -264,6 +264,9 @@ std::string graph_segment_name(long postmaster_pid, long backend_pid, std::uint6
 // Removes /dev/shm entries of a postmaster's service (control segment excepted) whose owner
 // process is gone (all of them when `all`).
 void remove_leftover_segments(long postmaster_pid, bool all);
+// Removes every /dev/shm entry of a postmaster's service, its control segment included (a service
+// stopping, or one a crashed server left); true where the control segment was there.
+bool remove_service_segments(long postmaster_pid);
 
 // --- Shared memory -------------------------------------------------------------------------
 // A POSIX shared-memory mapping, unmapped (never unlinked) on destruction.
