@@ -21,6 +21,9 @@
 #              Their costs are float8 arithmetic: until 2026-11-30 they were `(0.5 * g)::float8`,
 #              numeric arithmetic and a cast a row, which doubled the rows' time (0.755 against
 #              0.347 ms one session on the 2-core machine) and made this "floor" a false one.
+#   line       a path of as many rows on a kept one-way line (graph 'line', its road index):
+#              gpu_path's own call and rows with next to no search (each vertex one arc in), the
+#              least a path of that many rows costs through gpu_path
 # Usage: bench/call_rate.sh [--clients N] [--seconds S] [--rounds N] [--device cpu|gpu|auto]
 #            [--port P] [--out FILE]
 #   --clients N   pgbench clients for the rates [2 x the cores]
@@ -50,6 +53,12 @@ psql -X -q -d bench -c "SELECT gpu_graph_create('ny', 'SELECT id, source, target
 vertices=$(psql -X -At -d bench -c "SELECT max(id) FROM ny_vertices")
 path_rows=$(psql -X -At -d bench -c "SELECT round(count(*) / 200.0) FROM generate_series(1, 200) g,
   LATERAL gpu_path('graph:ny', (g * 7919) % $vertices + 1, (g * 104729) % $vertices + 1)")
+# A one-way line 1 -> 2 -> ... -> path_rows (its path from 1 has path_rows rows, the first its
+# start), integer costs like New York's.
+psql -X -q -d bench -c "CREATE TABLE line_edges AS SELECT g AS id, g AS source, g + 1 AS target,
+  (100 + (g * 37) % 900)::float8 AS cost FROM generate_series(1, $((path_rows - 1))) g" \
+  -c "SELECT gpu_graph_create('line', 'SELECT id, source, target, cost FROM line_edges')" \
+  -c "SELECT gpu_graph_index('line')" >/dev/null
 # chr(58): pgbench -M prepared reads a colon in the text as a variable.
 cat >"$work/yardstick.sql" <<SQL
 \set s random(1, $vertices)
@@ -70,6 +79,9 @@ cat >"$work/rows.sql" <<SQL
 \set s random(1, $vertices)
 SELECT g::integer, (:s::bigint + g)::bigint, (:s::bigint - g)::bigint, g * 0.5::float8, g * 1.5::float8
   FROM generate_series(1, $path_rows) g;
+SQL
+cat >"$work/line.sql" <<SQL
+SELECT seq, node, edge, cost, agg_cost FROM gpu_path('graph' || chr(58) || 'line', 1::bigint, $path_rows::bigint);
 SQL
 cat >"$work/select1.sql" <<SQL
 SELECT 1;
@@ -93,22 +105,22 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 # Percentile P of the latencies (microseconds, the log's third field) of a log file, in ms.
 percentile() { awk '{ print $3 }' "$1" | sort -n | awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.5); if (i < 1) i = 1; printf "%.3f", v[i] / 1000 }'; }
 declare -A tps
-for workload in yardstick distance path hierarchy rows; do run "$workload" "$clients" 0 >/dev/null; done  # warm
+for workload in yardstick distance path hierarchy rows line; do run "$workload" "$clients" 0 >/dev/null; done  # warm
 rm -f "$work"/latencies.*
 for round in $(seq "$rounds"); do
-  for workload in yardstick distance path hierarchy rows; do
+  for workload in yardstick distance path hierarchy rows line; do
     rate=$(run "$workload" "$clients" "$round")
     tps[$workload]+="$rate "
     echo "call_rate.sh: round $round $workload: $rate tps" >&2
   done
 done
-for workload in yardstick distance path hierarchy rows; do run "$workload" 1 7 >/dev/null; done
+for workload in yardstick distance path hierarchy rows line; do run "$workload" 1 7 >/dev/null; done
 for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
 {
   y=$(printf '%s\n' ${tps[yardstick]} | median)
   echo "| workload (New York, gpu_routing.device = $device) | tps, $clients clients (median of $rounds) | / yardstick | p99, $clients clients (ms) | p50, one session (ms) | p99, one session (ms) |"
   echo "|---|---:|---:|---:|---:|---:|"
-  for workload in yardstick distance path hierarchy rows; do
+  for workload in yardstick distance path hierarchy rows line; do
     t=$(printf '%s\n' ${tps[$workload]} | median)
     label=$workload
     [ "$workload" = yardstick ] && label="yardstick: SELECT :s + 1"
@@ -116,6 +128,7 @@ for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
     [ "$workload" = path ] && label="one path: gpu_path('graph:ny', s, t), its rows"
     [ "$workload" = hierarchy ] && label="one path, the hierarchy's own (gpu_routing.index_paths = hierarchy)"
     [ "$workload" = rows ] && label="no route, the path's rows alone: $path_rows rows of generate_series"
+    [ "$workload" = line ] && label="a path of $path_rows rows on a kept line (gpu_path's call and rows, next to no search)"
     printf '| %s | %.0f | %.3f | %s | %s | %s |\n' "$label" "$t" "$(awk -v a="$t" -v b="$y" 'BEGIN { print a / b }')" \
       "$(percentile "$work/latencies.${workload}.${clients}" 99)" \
       "$(percentile "$work/latencies.${workload}.1" 50)" "$(percentile "$work/latencies.${workload}.1" 99)"
@@ -125,6 +138,6 @@ for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
   d1=$(percentile "$work/latencies.distance.1-C" 50)
   echo "A new connection each transaction (pgbench -C, one client, p50): SELECT 1 $s1 ms, one distance $d1 ms: the first route costs $(awk -v a="$d1" -v b="$s1" 'BEGIN { printf "%.3f", a - b }') ms more."
   echo
-  echo "Runs (tps): $(for w in yardstick distance path hierarchy rows; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
+  echo "Runs (tps): $(for w in yardstick distance path hierarchy rows line; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
   echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(date -u '+%Y-%m-%d'), gpu_routing $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src kernels || echo ' with local changes')."
 } | tee ${out:+"$out"}
