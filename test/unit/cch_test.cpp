@@ -191,6 +191,59 @@ TEST(CchOrder, IsAPermutationWithAndWithoutCoordinates) {
   EXPECT_THROW(cch_order(empty, &coordinate, nullptr), RoutingError);
 }
 
+// Ordering on several threads orders the sides of each bisection (and the components of a
+// disconnected part) at once, each into an order of its own joined in the sequential order: the
+// same order on any thread count, with coordinates, without (landmarks), and disconnected.
+TEST(CchOrder, SameOnAnyThreadCount) {
+  std::vector<std::pair<std::string, Graph>> graphs;
+  graphs.emplace_back("grid 90 x 110",
+                      build_graph(testing::grid_edges(90, 110, 20, 3).view(), true));
+  for (unsigned seed : {4u, 5u}) {
+    RandomGraphSpec spec;
+    spec.vertices = 9000;
+    spec.edges = 21000;
+    spec.components = seed == 5 ? 7 : 1;
+    graphs.emplace_back(testing::describe(spec, seed),
+                        build_graph(testing::random_edges(spec, seed).view(), seed == 4));
+  }
+  for (const auto& [name, g] : graphs) {
+    std::vector<double> x(static_cast<std::size_t>(g.vertex_count())), y(x.size());
+    std::mt19937 rng(7);
+    for (auto& value : x) value = static_cast<double>(rng() % 1000);
+    for (auto& value : y) value = static_cast<double>(rng() % 1000);
+    const std::vector<VertexIndex> landmarks = cch_order(g);
+    const std::vector<VertexIndex> given = cch_order(g, x.data(), y.data());
+    ASSERT_TRUE(is_permutation_of_vertices(landmarks, g.vertex_count())) << name;
+    ASSERT_TRUE(is_permutation_of_vertices(given, g.vertex_count())) << name;
+    for (int threads : {2, 3, 4}) {
+      EXPECT_EQ(cch_order(g, nullptr, nullptr, CancelToken(), threads), landmarks)
+          << name << ", " << threads << " threads, landmark coordinates";
+      EXPECT_EQ(cch_order(g, x.data(), y.data(), CancelToken(), threads), given)
+          << name << ", " << threads << " threads, given coordinates";
+    }
+  }
+}
+
+// A cancel that comes while tasks order the parts stops the ordering on every thread count.
+TEST(CchOrder, CancelStopsParallelOrdering) {
+  RandomGraphSpec spec;
+  spec.vertices = 9000;
+  spec.edges = 21000;
+  Graph g = build_graph(testing::random_edges(spec, 6).view(), true);
+  for (int threads : {1, 2, 4}) {
+    for (int after : {1, 40, 400}) {
+      std::atomic<int> countdown{after};
+      const CancelToken later(
+          [](const void* left) {
+            return static_cast<std::atomic<int>*>(const_cast<void*>(left))->fetch_sub(1) <= 0;
+          },
+          &countdown);
+      EXPECT_THROW(cch_order(g, nullptr, nullptr, later, threads), Cancelled)
+          << threads << " threads, cancelled after " << after << " polls";
+    }
+  }
+}
+
 TEST(Cch, MatchesDijkstraOnRandomGraphs) {
   for (unsigned seed = 1; seed <= 36; ++seed) {
     RandomGraphSpec spec;

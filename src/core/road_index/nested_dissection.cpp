@@ -1,10 +1,18 @@
 #include "road_index/nested_dissection.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <utility>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "base/parallel.hpp"
 #include "road_index/undirected_topology.hpp"
 
 namespace gpu_routing {
@@ -17,71 +25,153 @@ namespace {
 // Recursive bisection. Every vertex carries the label of the part it is in; a part's induced
 // subgraph is then "neighbours with the same label", with no copies of the graph. Separator
 // vertices leave every part (kOrdered) as soon as they are chosen.
+//
+// On several threads the two sides of a bisection (and the components of a disconnected part)
+// are ordered as OpenMP tasks, each into an order of its own that the parent joins in the
+// sequential order (side A's, side B's, then the separator), so the result is the same on any
+// number of threads. The tasks share label_, visited_ and local_ without locks: a part's vertices
+// have neighbours only inside the part or among separators ordered before it was made (a
+// separator cuts every edge between its sides, and components share none), so a task writes only
+// its own vertices' entries and reads no entry another task writes. Labels and visit stamps are
+// compared for equality only; they come from atomic counters. The flow graph of a bisection is
+// per thread (no task starts while one is being cut).
 class NestedDissection {
  public:
   NestedDissection(const UndirectedTopology& topology, const double* x, const double* y,
-                   const CancelToken& cancel)
+                   const CancelToken& cancel, int threads)
       : topology_(topology),
         x_(x),
         y_(y),
         cancel_(cancel),
+        threads_(std::max(threads, 1)),
         label_(static_cast<std::size_t>(topology.vertex_count()), 0),
         visited_(static_cast<std::size_t>(topology.vertex_count()), 0),
-        local_(x != nullptr ? static_cast<std::size_t>(topology.vertex_count()) : 0, 0) {}
+        local_(x != nullptr ? static_cast<std::size_t>(topology.vertex_count()) : 0, 0),
+        flow_(static_cast<std::size_t>(threads_)) {}
 
   std::vector<VertexIndex> run() {
     std::vector<VertexIndex> all(static_cast<std::size_t>(topology_.vertex_count()));
     for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<VertexIndex>(v);
-    order_.reserve(all.size());
-    order_part(std::move(all), 0);
-    return std::move(order_);
+    std::vector<VertexIndex> order;
+    if (threads_ == 1 || all.size() < kTaskPartSize) {
+      threads_ = 1;
+      order_part(std::move(all), 0, order);
+      return order;
+    }
+    prepare_worker_threads(threads_);
+#pragma omp parallel num_threads(threads_)
+#pragma omp single
+    guarded([&] { order_part(std::move(all), 0, order); });
+    if (failure_) std::rethrow_exception(failure_);
+    return order;
   }
 
  private:
   static constexpr std::int32_t kOrdered = -1;
+  // Parts at least this large are ordered as tasks of their own when there are several threads.
+  static constexpr std::size_t kTaskPartSize = 2048;
 
   bool in_part(VertexIndex v, std::int32_t label) const {
     return label_[static_cast<std::size_t>(v)] == label;
   }
 
-  // Appends the part's vertices to the order: its sub-parts first, its separator after them.
-  void order_part(std::vector<VertexIndex> part, std::int32_t label) {
+  // Runs fn(), keeping the first exception (a cancel) for run() to rethrow: none may leave a task.
+  template <typename Fn>
+  void guarded(Fn&& fn) {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    try {
+      fn();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      if (!failure_) failure_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+
+  // Orders each (part, label) into its own order, as tasks where they are large enough (the last
+  // on this thread), then joins the orders in the given sequence onto `order`.
+  void order_parts(std::vector<std::vector<VertexIndex>>& parts,
+                   const std::vector<std::int32_t>& labels, std::vector<VertexIndex>& order) {
+    std::vector<std::vector<VertexIndex>> orders(parts.size());
+    if (threads_ == 1) {
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        order_part(std::move(parts[i]), labels[i], orders[i]);
+    } else {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i].size() >= kTaskPartSize && i + 1 < parts.size()) {
+          std::vector<VertexIndex>* part = &parts[i];
+          std::vector<VertexIndex>* part_order = &orders[i];
+          const std::int32_t label = labels[i];
+#pragma omp task firstprivate(part, part_order, label)
+          guarded([&] { order_part(std::move(*part), label, *part_order); });
+        } else {
+          guarded([&] { order_part(std::move(parts[i]), labels[i], orders[i]); });
+        }
+      }
+#pragma omp taskwait
+    }
+    for (std::vector<VertexIndex>& part_order : orders)
+      order.insert(order.end(), part_order.begin(), part_order.end());
+  }
+
+  // Appends the part's vertices to `order`: its sub-parts first, its separator after them.
+  void order_part(std::vector<VertexIndex> part, std::int32_t label,
+                  std::vector<VertexIndex>& order) {
     if (part.empty()) return;
     cancel_.throw_if_requested();
     if (part.size() <= static_cast<std::size_t>(kCchLeafSize)) {
-      order_leaf(part, label);
+      order_leaf(part, label, order);
       return;
     }
     std::vector<std::vector<VertexIndex>> components = connected_components(part, label);
     if (components.size() > 1) {
       // Disconnected parts share no arc: each is ordered on its own, with no separator.
+      std::vector<std::int32_t> labels;
       for (auto& component : components) {
-        const std::int32_t component_label = next_label_++;
+        const std::int32_t component_label = new_label();
         for (VertexIndex v : component) label_[static_cast<std::size_t>(v)] = component_label;
-        order_part(std::move(component), component_label);
+        labels.push_back(component_label);
       }
+      part.clear();
+      part.shrink_to_fit();
+      order_parts(components, labels, order);
       return;
     }
     components.clear();
 
-    const std::int32_t label_a = next_label_++;
-    const std::int32_t label_b = next_label_++;
+    const std::int32_t label_a = new_label();
+    const std::int32_t label_b = new_label();
     std::vector<VertexIndex> separator;
     if (x_ == nullptr || !flow_bisection(part, label, label_a, label_b, separator))
       median_bisection(part, label, label_a, label_b, separator);
     for (VertexIndex v : separator) label_[static_cast<std::size_t>(v)] = kOrdered;
 
-    std::vector<VertexIndex> side_a, side_b;
+    std::vector<std::vector<VertexIndex>> sides(2);
     for (std::size_t i = 0; i < part.size(); ++i) {
       const VertexIndex v = part[i];
-      if (in_part(v, label_a)) side_a.push_back(v);
-      if (in_part(v, label_b)) side_b.push_back(v);
+      if (in_part(v, label_a)) sides[0].push_back(v);
+      if (in_part(v, label_b)) sides[1].push_back(v);
     }
     part.clear();
     part.shrink_to_fit();
-    order_part(std::move(side_a), label_a);
-    order_part(std::move(side_b), label_b);
-    order_.insert(order_.end(), separator.begin(), separator.end());
+    order_parts(sides, {label_a, label_b}, order);
+    order.insert(order.end(), separator.begin(), separator.end());
+  }
+
+  std::int32_t new_label() {
+    return next_label_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::int32_t new_stamp() {
+    return next_stamp_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The flow graph's arrays of the thread running this bisection.
+  struct FlowGraph;
+  FlowGraph& flow_graph() {
+#ifdef _OPENMP
+    if (threads_ > 1) return flow_[static_cast<std::size_t>(omp_get_thread_num())];
+#endif
+    return flow_[0];
   }
 
   // Cut directions for coordinates: both axes and both diagonals, as inertial flow uses. A single
@@ -110,7 +200,8 @@ class NestedDissection {
                       std::int32_t label_a, std::int32_t label_b,
                       std::vector<VertexIndex>& separator) {
     const auto m = static_cast<std::int32_t>(part.size());
-    build_flow_graph(part, label);
+    FlowGraph& f = flow_graph();
+    build_flow_graph(part, label, f);
     const std::int32_t terminals = std::max<std::int32_t>(1, m / 4);
     std::vector<VertexIndex> sorted = part;
     std::vector<std::int8_t> terminal(static_cast<std::size_t>(m));
@@ -129,7 +220,7 @@ class NestedDissection {
       }
       // Stopping once the flow passes the best cut so far: this direction can no longer win, and
       // most of the flow work is in its last augmentations.
-      const std::int32_t cut = min_vertex_cut(terminal, best_cut, side);
+      const std::int32_t cut = min_vertex_cut(terminal, best_cut, side, f);
       if (cut < 0 || cut > best_cut) continue;
       const std::int32_t count_a =
           static_cast<std::int32_t>(std::count(side.begin(), side.end(), kSideA));
@@ -156,36 +247,36 @@ class NestedDissection {
   // unbounded capacity, so that only vertices are cut. Every arc is stored with its reverse (the
   // residual). There is no super source or sink: min_vertex_cut treats each terminal set as one
   // node, which keeps its searches out of the terminal quarters.
-  void build_flow_graph(const std::vector<VertexIndex>& part, std::int32_t label) {
+  void build_flow_graph(const std::vector<VertexIndex>& part, std::int32_t label, FlowGraph& f) {
     const auto m = static_cast<std::int32_t>(part.size());
     for (std::int32_t i = 0; i < m; ++i)
       local_[static_cast<std::size_t>(part[static_cast<std::size_t>(i)])] = i;
     const std::int32_t nodes = 2 * m;
-    flow_first_.assign(static_cast<std::size_t>(nodes) + 1, 0);
+    f.first.assign(static_cast<std::size_t>(nodes) + 1, 0);
     for (std::int32_t i = 0; i < m; ++i) {
       const VertexIndex v = part[static_cast<std::size_t>(i)];
       const auto degree = static_cast<std::int32_t>(std::count_if(
           topology_.begin(v), topology_.end(v), [&](VertexIndex w) { return in_part(w, label); }));
       // in(i): to out(i) and from each neighbour's out; out(i): the same mirrored.
-      flow_first_[static_cast<std::size_t>(2 * i) + 1] = 1 + degree;
-      flow_first_[static_cast<std::size_t>(2 * i) + 2] = 1 + degree;
+      f.first[static_cast<std::size_t>(2 * i) + 1] = 1 + degree;
+      f.first[static_cast<std::size_t>(2 * i) + 2] = 1 + degree;
     }
     for (std::int32_t u = 0; u < nodes; ++u)
-      flow_first_[static_cast<std::size_t>(u) + 1] += flow_first_[static_cast<std::size_t>(u)];
-    const auto arcs = static_cast<std::size_t>(flow_first_[static_cast<std::size_t>(nodes)]);
-    flow_head_.resize(arcs);
-    flow_reverse_.resize(arcs);
-    flow_base_capacity_.resize(arcs);
-    std::vector<std::int32_t> fill(flow_first_.begin(), flow_first_.end() - 1);
+      f.first[static_cast<std::size_t>(u) + 1] += f.first[static_cast<std::size_t>(u)];
+    const auto arcs = static_cast<std::size_t>(f.first[static_cast<std::size_t>(nodes)]);
+    f.head.resize(arcs);
+    f.reverse.resize(arcs);
+    f.base_capacity.resize(arcs);
+    std::vector<std::int32_t> fill(f.first.begin(), f.first.end() - 1);
     auto add = [&](std::int32_t from, std::int32_t to, std::int32_t capacity) {
       const std::int32_t a = fill[static_cast<std::size_t>(from)]++;
       const std::int32_t b = fill[static_cast<std::size_t>(to)]++;
-      flow_head_[static_cast<std::size_t>(a)] = to;
-      flow_head_[static_cast<std::size_t>(b)] = from;
-      flow_reverse_[static_cast<std::size_t>(a)] = b;
-      flow_reverse_[static_cast<std::size_t>(b)] = a;
-      flow_base_capacity_[static_cast<std::size_t>(a)] = capacity;
-      flow_base_capacity_[static_cast<std::size_t>(b)] = 0;
+      f.head[static_cast<std::size_t>(a)] = to;
+      f.head[static_cast<std::size_t>(b)] = from;
+      f.reverse[static_cast<std::size_t>(a)] = b;
+      f.reverse[static_cast<std::size_t>(b)] = a;
+      f.base_capacity[static_cast<std::size_t>(a)] = capacity;
+      f.base_capacity[static_cast<std::size_t>(b)] = 0;
     };
     for (std::int32_t i = 0; i < m; ++i) {
       add(2 * i, 2 * i + 1, 1);
@@ -210,7 +301,7 @@ class NestedDissection {
   // the sinks (what reaches them), the more balanced is returned: both have the minimum size, and a
   // balanced split keeps the recursion shallow.
   std::int32_t min_vertex_cut(const std::vector<std::int8_t>& terminal, std::int32_t bound,
-                              std::vector<std::int8_t>& side) {
+                              std::vector<std::int8_t>& side, FlowGraph& f) {
     const auto m = static_cast<std::int32_t>(terminal.size());
     const std::int32_t nodes = 2 * m;
     auto kind = [&](std::int32_t node) { return terminal[static_cast<std::size_t>(node / 2)]; };
@@ -219,25 +310,25 @@ class NestedDissection {
       const std::int8_t t = terminal[static_cast<std::size_t>(i)];
       if (t == kInner) continue;
       bool border = false;
-      for (std::int32_t a = flow_first_[static_cast<std::size_t>(2 * i) + 1];
-           a < flow_first_[static_cast<std::size_t>(2 * i) + 2]; ++a) {
-        if (flow_base_capacity_[static_cast<std::size_t>(a)] == 0) continue;  // to in(i)
-        const std::int8_t other = kind(flow_head_[static_cast<std::size_t>(a)]);
+      for (std::int32_t a = f.first[static_cast<std::size_t>(2 * i) + 1];
+           a < f.first[static_cast<std::size_t>(2 * i) + 2]; ++a) {
+        if (f.base_capacity[static_cast<std::size_t>(a)] == 0) continue;  // to in(i)
+        const std::int8_t other = kind(f.head[static_cast<std::size_t>(a)]);
         if (other == -t) return -1;
         if (other == kInner) border = true;
       }
       if (border) (t == kSource ? seeds : sink_seeds).push_back(t == kSource ? 2 * i + 1 : 2 * i);
     }
-    flow_capacity_ = flow_base_capacity_;
+    f.capacity = f.base_capacity;
     auto capacity = [&](std::int32_t a) -> std::int32_t& {
-      return flow_capacity_[static_cast<std::size_t>(a)];
+      return f.capacity[static_cast<std::size_t>(a)];
     };
-    auto head = [&](std::int32_t a) { return flow_head_[static_cast<std::size_t>(a)]; };
+    auto head = [&](std::int32_t a) { return f.head[static_cast<std::size_t>(a)]; };
     auto level = [&](std::int32_t node) -> std::int32_t& {
-      return flow_level_[static_cast<std::size_t>(node)];
+      return f.level[static_cast<std::size_t>(node)];
     };
-    flow_level_.resize(static_cast<std::size_t>(nodes));
-    flow_next_arc_.resize(static_cast<std::size_t>(nodes));
+    f.level.resize(static_cast<std::size_t>(nodes));
+    f.next_arc.resize(static_cast<std::size_t>(nodes));
     std::vector<std::int32_t> queue;
     queue.reserve(static_cast<std::size_t>(nodes));
     std::vector<std::int32_t> path;
@@ -245,14 +336,14 @@ class NestedDissection {
     while (true) {
       cancel_.throw_if_requested();
       // Levels by breadth-first search in the residual graph (sink vertices reached, not entered).
-      std::fill(flow_level_.begin(), flow_level_.end(), -1);
+      std::fill(f.level.begin(), f.level.end(), -1);
       queue = seeds;
       for (std::int32_t u : seeds) level(u) = 0;
       bool sink_found = false;
       for (std::size_t q = 0; q < queue.size(); ++q) {
         const std::int32_t u = queue[q];
-        for (std::int32_t a = flow_first_[static_cast<std::size_t>(u)];
-             a < flow_first_[static_cast<std::size_t>(u) + 1]; ++a) {
+        for (std::int32_t a = f.first[static_cast<std::size_t>(u)];
+             a < f.first[static_cast<std::size_t>(u) + 1]; ++a) {
           const std::int32_t w = head(a);
           if (capacity(a) <= 0 || level(w) >= 0 || kind(w) == kSource) continue;
           level(w) = level(u) + 1;
@@ -265,7 +356,7 @@ class NestedDissection {
       if (!sink_found) break;  // maximum flow reached
       // Blocking flow: depth-first along rising levels, one unit per path, an explicit stack
       // (paths can be as long as the part). A node found to lead nowhere is dropped (level -1).
-      std::copy(flow_first_.begin(), flow_first_.end() - 1, flow_next_arc_.begin());
+      std::copy(f.first.begin(), f.first.end() - 1, f.next_arc.begin());
       for (std::int32_t seed : seeds) {
         if (level(seed) != 0) continue;
         path.clear();
@@ -274,15 +365,15 @@ class NestedDissection {
           if (kind(u) == kSink) {
             for (std::int32_t a : path) {
               --capacity(a);
-              ++capacity(flow_reverse_[static_cast<std::size_t>(a)]);
+              ++capacity(f.reverse[static_cast<std::size_t>(a)]);
             }
             if (++flow > bound) return -1;
             path.clear();
             u = seed;
             continue;
           }
-          std::int32_t& a = flow_next_arc_[static_cast<std::size_t>(u)];
-          const std::int32_t end = flow_first_[static_cast<std::size_t>(u) + 1];
+          std::int32_t& a = f.next_arc[static_cast<std::size_t>(u)];
+          const std::int32_t end = f.first[static_cast<std::size_t>(u) + 1];
           const std::int32_t next_level = level(u) + 1;
           while (a < end && (capacity(a) <= 0 || level(head(a)) != next_level)) ++a;
           if (a < end) {
@@ -294,8 +385,8 @@ class NestedDissection {
           if (path.empty()) break;
           const std::int32_t back = path.back();
           path.pop_back();
-          u = head(flow_reverse_[static_cast<std::size_t>(back)]);
-          ++flow_next_arc_[static_cast<std::size_t>(u)];
+          u = head(f.reverse[static_cast<std::size_t>(back)]);
+          ++f.next_arc[static_cast<std::size_t>(u)];
         }
       }
     }
@@ -314,15 +405,15 @@ class NestedDissection {
     }
     // What reaches the sinks in the residual graph: over arcs u -> w with residual capacity,
     // found as the reverses of w's own arcs.
-    std::fill(flow_level_.begin(), flow_level_.end(), -1);
+    std::fill(f.level.begin(), f.level.end(), -1);
     queue = sink_seeds;
     for (std::int32_t w : sink_seeds) level(w) = 0;
     for (std::size_t q = 0; q < queue.size(); ++q) {
       const std::int32_t w = queue[q];
-      for (std::int32_t a = flow_first_[static_cast<std::size_t>(w)];
-           a < flow_first_[static_cast<std::size_t>(w) + 1]; ++a) {
+      for (std::int32_t a = f.first[static_cast<std::size_t>(w)];
+           a < f.first[static_cast<std::size_t>(w) + 1]; ++a) {
         const std::int32_t u = head(a);
-        if (capacity(flow_reverse_[static_cast<std::size_t>(a)]) <= 0 || level(u) >= 0 ||
+        if (capacity(f.reverse[static_cast<std::size_t>(a)]) <= 0 || level(u) >= 0 ||
             kind(u) != kInner)
           continue;
         level(u) = 0;
@@ -412,7 +503,8 @@ class NestedDissection {
   }
 
   // A small part: fewest neighbours inside the part first (a cheap stand-in for minimum degree).
-  void order_leaf(std::vector<VertexIndex>& part, std::int32_t label) {
+  void order_leaf(std::vector<VertexIndex>& part, std::int32_t label,
+                  std::vector<VertexIndex>& order) {
     std::vector<std::pair<std::size_t, VertexIndex>> by_degree;
     by_degree.reserve(part.size());
     for (VertexIndex v : part) {
@@ -422,22 +514,24 @@ class NestedDissection {
     }
     std::sort(by_degree.begin(), by_degree.end());
     for (const auto& entry : by_degree) {
-      order_.push_back(entry.second);
+      order.push_back(entry.second);
       label_[static_cast<std::size_t>(entry.second)] = kOrdered;
     }
   }
 
-  // The vertices of the part reachable from `start`, in breadth-first order.
-  std::vector<VertexIndex> breadth_first(VertexIndex start, std::int32_t label) {
-    ++visit_stamp_;
+  // The vertices of the part reachable from `start`, in breadth-first order, marked in visited_
+  // with `stamp` (a new one where none is given).
+  std::vector<VertexIndex> breadth_first(VertexIndex start, std::int32_t label,
+                                         std::int32_t stamp = 0) {
+    const std::int32_t visit_stamp = stamp != 0 ? stamp : new_stamp();
     std::vector<VertexIndex> queue = {start};
-    visited_[static_cast<std::size_t>(start)] = visit_stamp_;
+    visited_[static_cast<std::size_t>(start)] = visit_stamp;
     for (std::size_t head = 0; head < queue.size(); ++head) {
       const VertexIndex v = queue[head];
       for (const VertexIndex* w = topology_.begin(v); w != topology_.end(v); ++w) {
         auto& seen = visited_[static_cast<std::size_t>(*w)];
-        if (seen == visit_stamp_ || !in_part(*w, label)) continue;
-        seen = visit_stamp_;
+        if (seen == visit_stamp || !in_part(*w, label)) continue;
+        seen = visit_stamp;
         queue.push_back(*w);
       }
     }
@@ -447,10 +541,10 @@ class NestedDissection {
   std::vector<std::vector<VertexIndex>> connected_components(const std::vector<VertexIndex>& part,
                                                              std::int32_t label) {
     std::vector<std::vector<VertexIndex>> components;
-    components.push_back(breadth_first(part.front(), label));
-    if (components.front().size() == part.size()) return components;
     // Disconnected: one stamp for every search, so that no vertex starts a second component.
-    const std::int32_t stamp = visit_stamp_;
+    const std::int32_t stamp = new_stamp();
+    components.push_back(breadth_first(part.front(), label, stamp));
+    if (components.front().size() == part.size()) return components;
     for (VertexIndex v : part) {
       if (visited_[static_cast<std::size_t>(v)] == stamp) continue;
       std::vector<VertexIndex> queue = {v};
@@ -473,25 +567,31 @@ class NestedDissection {
   const double* x_;
   const double* y_;
   const CancelToken& cancel_;
+  int threads_;
   std::vector<std::int32_t> label_;
   std::vector<std::int32_t> visited_;
-  std::int32_t visit_stamp_ = 0;
-  std::int32_t next_label_ = 1;
-  std::vector<VertexIndex> order_;
+  std::atomic<std::int32_t> next_stamp_{1};
+  std::atomic<std::int32_t> next_label_{1};
+  std::atomic<bool> failed_{false};
+  std::mutex failure_mutex_;
+  std::exception_ptr failure_;
 
   // Flow bisection (see build_flow_graph): the part's local index of each vertex, and the split
-  // graph in CSR form, reused from part to part.
+  // graph in CSR form, reused from part to part (one a thread).
   static constexpr std::int8_t kInner = 0, kSource = 1, kSink = -1;
   static constexpr std::int8_t kSideA = 0, kSideB = 1, kSeparator = 2;
   static constexpr std::int32_t kUnbounded = std::numeric_limits<std::int32_t>::max() / 2;
   std::vector<std::int32_t> local_;
-  std::vector<std::int32_t> flow_first_;
-  std::vector<std::int32_t> flow_head_;
-  std::vector<std::int32_t> flow_reverse_;
-  std::vector<std::int32_t> flow_base_capacity_;
-  std::vector<std::int32_t> flow_capacity_;
-  std::vector<std::int32_t> flow_level_;
-  std::vector<std::int32_t> flow_next_arc_;
+  struct FlowGraph {
+    std::vector<std::int32_t> first;
+    std::vector<std::int32_t> head;
+    std::vector<std::int32_t> reverse;
+    std::vector<std::int32_t> base_capacity;
+    std::vector<std::int32_t> capacity;
+    std::vector<std::int32_t> level;
+    std::vector<std::int32_t> next_arc;
+  };
+  std::vector<FlowGraph> flow_;
 };
 
 // Coordinates for a graph that has none: hop distances to far-apart landmarks (per connected
@@ -570,15 +670,15 @@ void landmark_coordinates(const UndirectedTopology& topology, std::vector<double
 }  // namespace
 
 std::vector<VertexIndex> cch_order(const Graph& graph, const double* x, const double* y,
-                                   const CancelToken& cancel) {
+                                   const CancelToken& cancel, int threads) {
   if ((x == nullptr) != (y == nullptr))
     throw RoutingError(ErrorKind::kInvalidParameter,
                        "a contraction order takes both coordinates or neither");
   const UndirectedTopology topology = undirected_topology(graph.forward);
-  if (x != nullptr) return NestedDissection(topology, x, y, cancel).run();
+  if (x != nullptr) return NestedDissection(topology, x, y, cancel, threads).run();
   std::vector<double> landmark_x, landmark_y;
   landmark_coordinates(topology, landmark_x, landmark_y, cancel);
-  return NestedDissection(topology, landmark_x.data(), landmark_y.data(), cancel).run();
+  return NestedDissection(topology, landmark_x.data(), landmark_y.data(), cancel, threads).run();
 }
 
 }  // namespace gpu_routing

@@ -10,6 +10,7 @@
 #include "engine/engine.hpp"
 #include "engine/gpu.hpp"
 #include "base/graph.hpp"
+#include "base/parallel.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "service.hpp"
@@ -337,7 +338,8 @@ void make_claimed_index(const Registration& reg, bool directed, SessionGraph* en
     }
     if (ranked.empty()) {
       Stopwatch watch;
-      ranked = cch_order(graph, nullptr, nullptr, CancelToken(cancel_requested));
+      ranked = cch_order(graph, nullptr, nullptr, CancelToken(cancel_requested),
+                         resolve_thread_count(choice.threads));
       order_ms = std::max(watch.elapsed_ms(), 0.001);
       new_order = ranked;
     }
