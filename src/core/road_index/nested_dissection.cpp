@@ -70,6 +70,9 @@ class NestedDissection {
   static constexpr std::int32_t kOrdered = -1;
   // Parts at least this large are ordered as tasks of their own when there are several threads.
   static constexpr std::size_t kTaskPartSize = 2048;
+  // Parts larger than this give their flow graph's memory back after their bisection (New York's
+  // whole graph: about 38 MB of flow graph; this many vertices about 10 MB).
+  static constexpr std::size_t kKeptFlowGraphVertices = 65536;
 
   bool in_part(VertexIndex v, std::int32_t label) const {
     return label_[static_cast<std::size_t>(v)] == label;
@@ -145,6 +148,10 @@ class NestedDissection {
     if (x_ == nullptr || !flow_bisection(part, label, label_a, label_b, separator))
       median_bisection(part, label, label_a, label_b, separator);
     for (VertexIndex v : separator) label_[static_cast<std::size_t>(v)] = kOrdered;
+    // A large part's flow graph is given back: kept, every thread would hold the largest it had
+    // cut (on several threads about three times the whole graph's at once); the next part, at
+    // most half as large, allocates its own.
+    if (part.size() > kKeptFlowGraphVertices) flow_graph() = FlowGraph();
 
     std::vector<std::vector<VertexIndex>> sides(2);
     for (std::size_t i = 0; i < part.size(); ++i) {
