@@ -149,8 +149,8 @@ class NestedDissection {
       median_bisection(part, label, label_a, label_b, separator);
     for (VertexIndex v : separator) label_[static_cast<std::size_t>(v)] = kOrdered;
     // A large part's flow graph is given back: kept, every thread would hold the largest it had
-    // cut (on several threads about three times the whole graph's at once); the next part, at
-    // most half as large, allocates its own.
+    // cut until the order is done (the first thread the whole graph's, others the halves' and
+    // quarters'); the next part, at most half as large, allocates its own.
     if (part.size() > kKeptFlowGraphVertices) flow_graph() = FlowGraph();
 
     std::vector<std::vector<VertexIndex>> sides(2);
