@@ -833,8 +833,7 @@ std::size_t Cch::memory_bytes() const {
 
 Cch make_road_index(const Graph& graph, const CancelToken& cancel, int threads, std::string* note) {
   Stopwatch watch;
-  std::vector<VertexIndex> order =
-      cch_order(graph, nullptr, nullptr, cancel, resolve_thread_count(threads));
+  std::vector<VertexIndex> order = cch_order(graph, nullptr, nullptr, cancel, threads);
   const double order_ms = watch.elapsed_ms();
   Cch cch(graph, std::move(order), cancel);
   cch.customize(graph, cancel, threads);

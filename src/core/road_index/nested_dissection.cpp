@@ -43,7 +43,7 @@ class NestedDissection {
         x_(x),
         y_(y),
         cancel_(cancel),
-        threads_(std::max(threads, 1)),
+        threads_(resolve_thread_count(threads)),
         label_(static_cast<std::size_t>(topology.vertex_count()), 0),
         visited_(static_cast<std::size_t>(topology.vertex_count()), 0),
         local_(x != nullptr ? static_cast<std::size_t>(topology.vertex_count()) : 0, 0),

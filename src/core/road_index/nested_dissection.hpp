@@ -28,7 +28,8 @@ namespace gpu_routing {
 // The separator is ranked above both halves, which are ordered recursively. Disconnected parts
 // are ordered independently. Parts of at most kCchLeafSize vertices are ordered by ascending
 // degree inside the part. Deterministic: the same order on any number of `threads` (the sides of
-// a bisection ordered at once, each into its own order; 1: none started, the default).
+// a bisection ordered at once, each into its own order; 0: every core, as Cch::customize takes
+// it; 1: none started, the default).
 // New York (264,346 vertices): with its coordinates 4.8 CCH arcs per vertex, elimination tree
 // 293 deep; with landmark coordinates 5.9 and 378 (breadth-first bisection alone: 22.6 and
 // 1813); ordering a few seconds on one core. Rome (no coordinates): 5.8 arcs per vertex, 95 deep.

@@ -10,7 +10,6 @@
 #include "engine/engine.hpp"
 #include "engine/gpu.hpp"
 #include "base/graph.hpp"
-#include "base/parallel.hpp"
 #include "guard.hpp"
 #include "progress.hpp"
 #include "service.hpp"
@@ -338,8 +337,7 @@ void make_claimed_index(const Registration& reg, bool directed, SessionGraph* en
     }
     if (ranked.empty()) {
       Stopwatch watch;
-      ranked = cch_order(graph, nullptr, nullptr, CancelToken(cancel_requested),
-                         resolve_thread_count(choice.threads));
+      ranked = cch_order(graph, nullptr, nullptr, CancelToken(cancel_requested), choice.threads);
       order_ms = std::max(watch.elapsed_ms(), 0.001);
       new_order = ranked;
     }
