@@ -55,13 +55,13 @@ class NestedDissection {
     std::vector<VertexIndex> order;
     if (threads_ == 1 || all.size() < kTaskPartSize) {
       threads_ = 1;
-      order_part(std::move(all), 0, order);
-      return order;
-    }
-    prepare_worker_threads(threads_);
+      guarded([&] { order_part(std::move(all), 0, order); });
+    } else {
+      prepare_worker_threads(threads_);
 #pragma omp parallel num_threads(threads_)
 #pragma omp single
-    guarded([&] { order_part(std::move(all), 0, order); });
+      guarded([&] { order_part(std::move(all), 0, order); });
+    }
     if (failure_) std::rethrow_exception(failure_);
     return order;
   }
@@ -91,28 +91,24 @@ class NestedDissection {
     }
   }
 
-  // Orders each (part, label) into its own order, as tasks where they are large enough (the last
-  // on this thread), then joins the orders in the given sequence onto `order`.
+  // Orders each (part, label) into its own order, as tasks where there are several threads and
+  // they are large enough (the last on this thread), then joins the orders in the given sequence
+  // onto `order`.
   void order_parts(std::vector<std::vector<VertexIndex>>& parts,
                    const std::vector<std::int32_t>& labels, std::vector<VertexIndex>& order) {
     std::vector<std::vector<VertexIndex>> orders(parts.size());
-    if (threads_ == 1) {
-      for (std::size_t i = 0; i < parts.size(); ++i)
-        order_part(std::move(parts[i]), labels[i], orders[i]);
-    } else {
-      for (std::size_t i = 0; i < parts.size(); ++i) {
-        if (parts[i].size() >= kTaskPartSize && i + 1 < parts.size()) {
-          std::vector<VertexIndex>* part = &parts[i];
-          std::vector<VertexIndex>* part_order = &orders[i];
-          const std::int32_t label = labels[i];
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (threads_ > 1 && parts[i].size() >= kTaskPartSize && i + 1 < parts.size()) {
+        std::vector<VertexIndex>* part = &parts[i];
+        std::vector<VertexIndex>* part_order = &orders[i];
+        const std::int32_t label = labels[i];
 #pragma omp task firstprivate(part, part_order, label)
-          guarded([&] { order_part(std::move(*part), label, *part_order); });
-        } else {
-          guarded([&] { order_part(std::move(parts[i]), labels[i], orders[i]); });
-        }
+        guarded([&] { order_part(std::move(*part), label, *part_order); });
+      } else {
+        guarded([&] { order_part(std::move(parts[i]), labels[i], orders[i]); });
       }
-#pragma omp taskwait
     }
+#pragma omp taskwait
     for (std::vector<VertexIndex>& part_order : orders)
       order.insert(order.end(), part_order.begin(), part_order.end());
   }
