@@ -1,8 +1,7 @@
-// The CCH core (src/core/road_index/cch.hpp) on real road networks, engine only, one core but
-// where --threads is said:
-// ordering (on one thread and on --threads, the same order), building, customizing, then
-// one-to-one distances and paths and one-to-all (PHAST)
-// against the CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL
+// The CCH core (src/core/road_index/cch.hpp) on real road networks, engine only, one core where
+// --threads is not said: ordering (on one thread, and again on --threads: the same order),
+// building, customizing, then one-to-one distances and paths and one-to-all (PHAST) against the
+// CPU Dijkstra on the same graph. Prints a table of medians. Not yet reachable from SQL
 // (issue 12 integrates it as a kept graph's index). Before each row (on stderr): customization on 1
 // and 2 threads, fresh and again, how the 2 threads split the work, and whether the bytes match.
 // After the table, PHAST sweeps for one and for 64 sources: one_to_all against many_to_all's lanes
@@ -322,12 +321,13 @@ void run_matrices(const std::string& name, const Graph& graph, const Cch& cch, i
 void run(const std::string& name, const Graph& graph, const std::vector<double>* x,
          const std::vector<double>* y, int queries, int reps, int threads) {
   const VertexIndex n = graph.vertex_count();
+  const double* xs = x != nullptr ? x->data() : nullptr;
+  const double* ys = y != nullptr ? y->data() : nullptr;
   std::vector<VertexIndex> order;
   std::vector<double> order_ms, build_ms, customize_ms;
   std::unique_ptr<Cch> cch;
   for (int r = 0; r < reps; ++r) {
-    order_ms.push_back(time_ms(
-        [&] { order = x != nullptr ? cch_order(graph, x->data(), y->data()) : cch_order(graph); }));
+    order_ms.push_back(time_ms([&] { order = cch_order(graph, xs, ys); }));
     build_ms.push_back(time_ms([&] { cch = std::make_unique<Cch>(graph, order); }));
     customize_ms.push_back(time_ms([&] { cch->customize(graph, CancelToken(), 1); }));
   }
@@ -337,10 +337,8 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
   int order_mismatches = 0;
   for (int r = 0; r < reps; ++r) {
     std::vector<VertexIndex> again;
-    threads_order_ms.push_back(time_ms([&] {
-      again = x != nullptr ? cch_order(graph, x->data(), y->data(), CancelToken(), threads)
-                           : cch_order(graph, nullptr, nullptr, CancelToken(), threads);
-    }));
+    threads_order_ms.push_back(
+        time_ms([&] { again = cch_order(graph, xs, ys, CancelToken(), threads); }));
     if (again != order) ++order_mismatches;
   }
   compare_customization_threads(name, graph, order, reps);
@@ -401,8 +399,7 @@ void run(const std::string& name, const Graph& graph, const std::vector<double>*
   }
   std::printf(
       "| %s | %d | %lld | %.0f | %.0f | %.0f | %.0f | %.1f | %d | %.1f | %.1f | %.0f | %.2f | %.2f "
-      "| "
-      "%d |\n",
+      "| %d |\n",
       name.c_str(), n, static_cast<long long>(cch->arc_count()), median(order_ms),
       median(threads_order_ms), median(build_ms), median(customize_ms),
       static_cast<double>(cch->memory_bytes()) / 1048576.0, cch->elimination_tree_height(),
