@@ -104,23 +104,25 @@ run() {
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Percentile P of the latencies (microseconds, the log's third field) of a log file, in ms.
 percentile() { awk '{ print $3 }' "$1" | sort -n | awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.5); if (i < 1) i = 1; printf "%.3f", v[i] / 1000 }'; }
+# Every workload of the table, in its order (select1 only in the new-connection runs).
+workloads="yardstick distance path hierarchy rows line"
 declare -A tps
-for workload in yardstick distance path hierarchy rows line; do run "$workload" "$clients" 0 >/dev/null; done  # warm
+for workload in $workloads; do run "$workload" "$clients" 0 >/dev/null; done  # warm
 rm -f "$work"/latencies.*
 for round in $(seq "$rounds"); do
-  for workload in yardstick distance path hierarchy rows line; do
+  for workload in $workloads; do
     rate=$(run "$workload" "$clients" "$round")
     tps[$workload]+="$rate "
     echo "call_rate.sh: round $round $workload: $rate tps" >&2
   done
 done
-for workload in yardstick distance path hierarchy rows line; do run "$workload" 1 7 >/dev/null; done
+for workload in $workloads; do run "$workload" 1 7 >/dev/null; done
 for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
 {
   y=$(printf '%s\n' ${tps[yardstick]} | median)
   echo "| workload (New York, gpu_routing.device = $device) | tps, $clients clients (median of $rounds) | / yardstick | p99, $clients clients (ms) | p50, one session (ms) | p99, one session (ms) |"
   echo "|---|---:|---:|---:|---:|---:|"
-  for workload in yardstick distance path hierarchy rows line; do
+  for workload in $workloads; do
     t=$(printf '%s\n' ${tps[$workload]} | median)
     label=$workload
     [ "$workload" = yardstick ] && label="yardstick: SELECT :s + 1"
@@ -138,6 +140,6 @@ for workload in select1 distance; do run "$workload" 1 9 -C >/dev/null; done
   d1=$(percentile "$work/latencies.distance.1-C" 50)
   echo "A new connection each transaction (pgbench -C, one client, p50): SELECT 1 $s1 ms, one distance $d1 ms: the first route costs $(awk -v a="$d1" -v b="$s1" 'BEGIN { printf "%.3f", a - b }') ms more."
   echo
-  echo "Runs (tps): $(for w in yardstick distance path hierarchy rows line; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
+  echo "Runs (tps): $(for w in $workloads; do printf '%s: %s; ' "$w" "${tps[$w]% }"; done)"
   echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(date -u '+%Y-%m-%d'), gpu_routing $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src kernels || echo ' with local changes')."
 } | tee ${out:+"$out"}
